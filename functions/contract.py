@@ -1,0 +1,66 @@
+"""The chunk payload, point ids and collection layout shared by the indexer and the API."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+
+DENSE_VECTOR = "dense"
+SPARSE_VECTOR = "sparse"
+KEYWORD_INDEXES = ("module", "doc_path", "content_type", "tags")
+# Keys stored in the collection's metadata so a query with another model is refused.
+META_MODEL = "embedding_model"
+META_DIMENSION = "embedding_dimension"
+META_SCHEMA = "schema_version"
+SCHEMA_VERSION = 1
+
+
+def chunk_id(doc_path: str, chunk_index: int) -> str:
+    """Stable 16-hex id of a chunk: sha256(doc_path::chunk_index)[:16]."""
+    return hashlib.sha256(f"{doc_path}::{chunk_index}".encode()).hexdigest()[:16]
+
+
+def point_id(chunk_hex: str) -> int:
+    """Qdrant point id: the 64-bit unsigned integer of the chunk id."""
+    return int(chunk_hex, 16)
+
+
+def content_hash(text: str) -> str:
+    """Hash of the exact text that is embedded; equal hashes may share a vector."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One Qdrant point's payload (DESIGN.md 'Chunk payload')."""
+
+    chunk_id: str
+    doc_path: str
+    doc_id: str
+    doc_title: str
+    module: str
+    heading_path: list[str]
+    section_title: str
+    section_number: str
+    heading_level: int
+    anchor: str
+    url: str
+    page_url: str
+    chunk_index: int
+    token_count: int
+    content: str
+    content_hash: str
+    content_type: str
+    tags: list[str] = field(default_factory=list)
+    embedding_model: str = ""
+    # Not stored in the payload: the text that is embedded (title + heading path + content).
+    embed_text: str = ""
+
+    def payload(self) -> dict:
+        data = asdict(self)
+        data.pop("embed_text")
+        return data
+
+    @property
+    def point_id(self) -> int:
+        return point_id(self.chunk_id)

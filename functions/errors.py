@@ -1,0 +1,28 @@
+"""Errors of the runtime side, written for the reader or author who meets them."""
+
+from __future__ import annotations
+
+
+class TextbookChatError(Exception):
+    """Base class: the message is meant to be shown as is."""
+
+
+class ConfigError(TextbookChatError):
+    """A setting is missing or wrong; the message names the variable and the fix."""
+
+
+class ModelMismatchError(TextbookChatError):
+    """The collection was built with another embedding model than the one configured."""
+
+
+class StoreUnavailableError(TextbookChatError):
+    """Qdrant cannot be reached or the collection does not exist."""
+
+
+class UpstreamError(TextbookChatError):
+    """The model provider failed (after retries)."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after

@@ -1,0 +1,37 @@
+"""tiktoken cl100k_base loaded from the file shipped in this package (no download)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+_FILE = Path(__file__).parent / "data" / "cl100k_base.tiktoken"
+_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    """The cl100k_base encoding, built once per process from the shipped file."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(_FILE), expected_hash=_SHA256)
+    return tiktoken.Encoding(
+        name="cl100k_base", pat_str=_PAT, mergeable_ranks=ranks, special_tokens=_SPECIAL
+    )
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in text (special-token strings count as plain text)."""
+    return len(encoding().encode(text, disallowed_special=()))

@@ -1,0 +1,1 @@
+"""textbook-chat indexer: Docusaurus Markdown/MDX -> anchor-exact chunks -> Qdrant."""
