@@ -82,10 +82,14 @@ class Settings:
         )
         chat_provider = env.get("CHAT_PROVIDER") or ("openai" if key else "extractive")
         if chat_provider not in ("extractive", "openai"):
-            raise ConfigError(f"CHAT_PROVIDER={chat_provider!r} is not known; use extractive or openai.")
+            raise ConfigError(
+                f"CHAT_PROVIDER={chat_provider!r} is not known; use extractive or openai."
+            )
         if chat_provider == "openai" and not key:
             raise ConfigError("CHAT_PROVIDER=openai needs OPENAI_API_KEY to be set.")
-        origins = tuple(o.strip().rstrip("/") for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip())
+        origins = tuple(
+            o.strip().rstrip("/") for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()
+        )
         return cls(
             qdrant_url=env.get("QDRANT_URL") or None,
             qdrant_api_key=env.get("QDRANT_API_KEY") or None,

@@ -1,0 +1,244 @@
+"""Qdrant access through the official client: the indexer's sync and the local query path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from functions.contract import (
+    DENSE_VECTOR,
+    KEYWORD_INDEXES,
+    META_DIMENSION,
+    META_MODEL,
+    META_SCHEMA,
+    SCHEMA_VERSION,
+    SPARSE_VECTOR,
+)
+from functions.errors import ModelMismatchError, StoreUnavailableError
+from functions.search_types import SearchHit, SparseVec
+from functions.settings import Settings
+
+PREFETCH_LIMIT = 40
+
+
+def open_client(settings: Settings):
+    """A QdrantClient for a server/Cloud URL, else local mode on disk."""
+    from qdrant_client import QdrantClient
+
+    if settings.qdrant_url:
+        return QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
+    path = Path(settings.qdrant_path)
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        return QdrantClient(path=str(path))
+    except RuntimeError as exc:  # local mode allows one process per folder
+        raise StoreUnavailableError(
+            f"The local index at {path} is in use by another textbook-chat process "
+            f"(stop `textbook-chat serve` first, or set QDRANT_PATH to another folder). ({exc})"
+        ) from None
+
+
+def _filter(filters: dict[str, str] | None):
+    from qdrant_client import models
+
+    if not filters:
+        return None
+    return models.Filter(
+        must=[
+            models.FieldCondition(key=k, match=models.MatchValue(value=v))
+            for k, v in filters.items()
+            if v
+        ]
+    )
+
+
+def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
+    if not b:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class QdrantStore:
+    """One collection: created with the model it was built for, synced point by point."""
+
+    def __init__(self, client, collection: str):
+        self.client = client
+        self.collection = collection
+
+    @classmethod
+    def open(cls, settings: Settings) -> QdrantStore:
+        return cls(open_client(settings), settings.collection)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- collection -------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.client.collection_exists(self.collection)
+
+    def collection_meta(self) -> dict:
+        try:
+            if not self.client.collection_exists(self.collection):
+                raise StoreUnavailableError(
+                    f"The collection {self.collection!r} does not exist yet: run "
+                    "`textbook-chat index DOCS_DIR` first."
+                )
+            info = self.client.get_collection(self.collection)
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:  # network errors, auth errors
+            raise StoreUnavailableError(f"Qdrant cannot be reached: {exc}") from None
+        return dict(info.config.metadata or {})
+
+    def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:
+        """Create the collection for this model; refuse another model unless recreate.
+        Returns True when a new (empty) collection was created."""
+        from qdrant_client import models
+
+        if self.exists():
+            meta = self.collection_meta()
+            same = meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension
+            if same and not recreate:
+                return False
+            if not same and not recreate:
+                raise ModelMismatchError(
+                    f"The collection {self.collection!r} was built with "
+                    f"{meta.get(META_MODEL)!r} ({meta.get(META_DIMENSION)} dimensions), but this "
+                    f"run uses {model!r} ({dimension}). Vectors of different models cannot be "
+                    "mixed: rerun with --recreate to rebuild the index with the new model, or "
+                    "set EMBEDDING_PROVIDER/EMBEDDING_MODEL back."
+                )
+            self.client.delete_collection(self.collection)
+        self.client.create_collection(
+            self.collection,
+            vectors_config={
+                DENSE_VECTOR: models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+            },
+            sparse_vectors_config={
+                SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
+            },
+            metadata={META_MODEL: model, META_DIMENSION: dimension, META_SCHEMA: SCHEMA_VERSION},
+        )
+        for field in KEYWORD_INDEXES:
+            self.client.create_payload_index(
+                self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD
+            )
+        return True
+
+    # --- sync -------------------------------------------------------------------------------
+    def scroll_payloads(self, fields: Sequence[str]) -> Iterator[tuple[int, dict]]:
+        """Every point's id and the given payload fields."""
+        offset = None
+        while True:
+            points, offset = self.client.scroll(
+                self.collection,
+                limit=1024,
+                offset=offset,
+                with_payload=list(fields),
+                with_vectors=False,
+            )
+            for p in points:
+                yield int(p.id), dict(p.payload or {})
+            if offset is None:
+                return
+
+    def dense_vectors(self, point_ids: Iterable[int]) -> dict[int, list[float]]:
+        ids = list(point_ids)
+        out: dict[int, list[float]] = {}
+        for start in range(0, len(ids), 512):
+            points = self.client.retrieve(
+                self.collection,
+                ids[start : start + 512],
+                with_payload=False,
+                with_vectors=[DENSE_VECTOR],
+            )
+            for p in points:
+                out[int(p.id)] = list(p.vector[DENSE_VECTOR])
+        return out
+
+    def upsert(self, items: Sequence[tuple[int, dict, list[float], SparseVec]]) -> None:
+        """items: (point id, payload, dense vector, sparse vector)."""
+        from qdrant_client import models
+
+        for start in range(0, len(items), 256):
+            batch = items[start : start + 256]
+            self.client.upsert(
+                self.collection,
+                points=[
+                    models.PointStruct(
+                        id=pid,
+                        payload=payload,
+                        vector={
+                            DENSE_VECTOR: dense,
+                            SPARSE_VECTOR: models.SparseVector(indices=sp[0], values=sp[1]),
+                        },
+                    )
+                    for pid, payload, dense, sp in batch
+                ],
+                wait=True,
+            )
+
+    def delete(self, point_ids: Sequence[int]) -> None:
+        from qdrant_client import models
+
+        for start in range(0, len(point_ids), 1024):
+            self.client.delete(
+                self.collection,
+                points_selector=models.PointIdsList(points=list(point_ids[start : start + 1024])),
+                wait=True,
+            )
+
+    def count(self) -> int:
+        return self.client.count(self.collection, exact=True).count
+
+    # --- query ------------------------------------------------------------------------------
+    def search(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVec,
+        limit: int,
+        filters: dict[str, str] | None = None,
+        mode: str = "hybrid",
+    ) -> list[SearchHit]:
+        from qdrant_client import models
+
+        flt = _filter(filters)
+        sparse_q = models.SparseVector(indices=sparse[0], values=sparse[1])
+        common = dict(limit=limit, with_payload=True, with_vectors=[DENSE_VECTOR], query_filter=flt)
+        try:
+            if mode == "dense":
+                res = self.client.query_points(
+                    self.collection, query=list(dense), using=DENSE_VECTOR, **common
+                )
+            elif mode == "sparse":
+                res = self.client.query_points(
+                    self.collection, query=sparse_q, using=SPARSE_VECTOR, **common
+                )
+            else:
+                res = self.client.query_points(
+                    self.collection,
+                    prefetch=[
+                        models.Prefetch(
+                            query=list(dense), using=DENSE_VECTOR, limit=PREFETCH_LIMIT, filter=flt
+                        ),
+                        models.Prefetch(
+                            query=sparse_q, using=SPARSE_VECTOR, limit=PREFETCH_LIMIT, filter=flt
+                        ),
+                    ],
+                    query=models.FusionQuery(fusion=models.Fusion.RRF),
+                    **common,
+                )
+        except Exception as exc:
+            raise StoreUnavailableError(f"Qdrant search failed: {exc}") from None
+        return [
+            SearchHit(
+                point_id=int(p.id),
+                score=float(p.score),
+                dense_score=_cosine(dense, (p.vector or {}).get(DENSE_VECTOR)),
+                payload=dict(p.payload or {}),
+            )
+            for p in res.points
+        ]
