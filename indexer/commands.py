@@ -1,0 +1,176 @@
+"""What `index`, `check` and `demo` do: wiring settings, parsing, syncing and reporting."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from functions.errors import ConfigError
+from functions.settings import Settings
+from indexer.model import SiteSettings
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "samples" / "textbook"
+
+
+def resolve_site(args) -> tuple[SiteSettings, dict | None]:
+    """Site settings from flags, over docusaurus.config.js|ts, over Docusaurus defaults;
+    plus the manifest's routes (source path -> served URL) when a manifest is given."""
+    site = SiteSettings()
+    if args.site_dir:
+        from indexer.site_config import read_site_config
+
+        site = read_site_config(Path(args.site_dir))
+    if args.base_url:
+        base = args.base_url if args.base_url.startswith("/") else "/" + args.base_url
+        site.base_url = base if base.endswith("/") else base + "/"
+    if args.route_base_path is not None:
+        site.route_base_path = args.route_base_path
+    if args.trailing_slash:
+        site.trailing_slash = {"true": True, "false": False, "unset": None}[args.trailing_slash]
+    if args.markdown_format:
+        site.markdown_format = args.markdown_format
+    routes = None
+    if args.manifest:
+        from indexer.routes import load_manifest
+
+        routes = load_manifest(Path(args.manifest), args.docs_dir)
+    return site, routes
+
+
+def chunk_options(args):
+    from indexer.chunker import ChunkOptions
+
+    try:
+        levels = tuple(sorted({int(x) for x in str(args.split_levels).split(",") if x.strip()}))
+    except ValueError:
+        raise ConfigError(f"--split-levels {args.split_levels!r}: give heading levels like 2,3,4") from None
+    if not levels or any(lv < 2 or lv > 6 for lv in levels):
+        raise ConfigError(f"--split-levels {args.split_levels!r}: levels must be between 2 and 6")
+    if args.max_tokens < 64:
+        raise ConfigError("--max-tokens must be at least 64")
+    if not 0 <= args.min_tokens < args.max_tokens:
+        raise ConfigError("--min-tokens must be between 0 and --max-tokens")
+    if not 0 <= args.overlap < args.max_tokens // 2:
+        raise ConfigError("--overlap must be between 0 and half of --max-tokens")
+    return ChunkOptions(
+        split_levels=levels, max_tokens=args.max_tokens, min_tokens=args.min_tokens, overlap=args.overlap
+    )
+
+
+def _check_docs_dir(docs_dir: Path) -> None:
+    if not docs_dir.is_dir():
+        raise ConfigError(f"{docs_dir} is not a folder: give the Docusaurus docs folder (e.g. website/docs).")
+
+
+def build(args, progress_label: str = "Reading"):
+    from indexer.progress import bar
+    from indexer.sync import build_chunks
+
+    _check_docs_dir(args.docs_dir)
+    site, routes = resolve_site(args)
+    options = chunk_options(args)
+    from indexer.discover import discover
+
+    total = len(discover(args.docs_dir))
+    with bar(total, progress_label, unit="file") as tick:
+        built = build_chunks(args.docs_dir, site, options, routes=routes, progress=lambda _: tick(1))
+    return site, built
+
+
+def cmd_index(args) -> int:
+    from indexer.report import print_summary
+    from indexer.sync import Summary, export_jsonl
+
+    site, built = build(args)
+    if args.export:
+        export_jsonl(built.chunks, args.export)
+    if args.dry_run:
+        summary = Summary(files=built.files, chunks=len(built.chunks), failed=len(built.failed),
+                          problems=built.failed)
+        print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
+        return 1 if built.failed else 0
+    summary = index_built(built, Settings.from_env(os.environ), recreate=args.recreate)
+    print_summary(summary, as_json=args.json, export=args.export)
+    return 1 if summary.failed else 0
+
+
+def index_built(built, settings: Settings, recreate: bool = False, embedder=None):
+    from functions.embeddings.factory import make_embedder
+
+    from functions.store import QdrantStore
+    from indexer.progress import bar
+    from indexer.sync import sync_chunks
+
+    embedder = embedder or make_embedder(settings)
+    store = QdrantStore.open(settings)
+    try:
+        with bar(None, "Embedding", unit="chunk") as tick:
+            return sync_chunks(built, store, embedder, recreate=recreate, progress=tick)
+    finally:
+        store.close()
+
+
+def cmd_check(args) -> int:
+    from indexer.check import check_chunks
+
+    if not args.build_dir.is_dir():
+        raise ConfigError(f"--build-dir {args.build_dir} is not a folder: run `npm run build` first.")
+    site, built = build(args, "Checking")
+    misses, checked = check_chunks(built.chunks, args.build_dir, site.base_url)
+    for problem in built.failed:
+        print(f"could not read {problem}", file=sys.stderr)
+    for miss in misses:
+        print(f"MISSING {miss}")
+    print(
+        f"{checked} anchors on {len({c.page_url for c in built.chunks})} pages checked: "
+        f"{len(misses)} missing.",
+        file=sys.stderr,
+    )
+    return 1 if misses or built.failed else 0
+
+
+def cmd_demo(args) -> int:
+    """Index the bundled sample book with the embedded defaults, then ask it questions."""
+    from indexer.report import print_summary
+
+    docs = SAMPLE_DIR / "docs"
+    if not docs.is_dir():
+        raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
+    ns = _default_index_args(docs, site_dir=SAMPLE_DIR)
+    env = dict(os.environ)
+    env.setdefault("QDRANT_PATH", ".textbook-chat/demo-qdrant")
+    env.setdefault("QDRANT_COLLECTION", "sample-textbook")
+    settings = Settings.from_env(env)
+    print(f"Indexing the sample textbook in {docs} into {settings.qdrant_url or settings.qdrant_path} ...",
+          file=sys.stderr)
+    _, built = build(ns)
+    summary = index_built(built, settings)
+    print_summary(summary, as_json=False)
+    questions = args.question or [
+        "What does the derivative term of a PID controller do?",
+        "How do I calibrate an encoder?",
+    ]
+    from functions.cli_commands import answer_question
+
+    for q in questions:
+        result = answer_question(q, settings)
+        print(f"\nQ: {q}\nA: {result['answer']}")
+        for c in result.get("citations", []):
+            print(f"   [{c['n']}] {c['section_title']} — {c['url']}")
+    return 0
+
+
+def _default_index_args(docs: Path, site_dir: Path | None = None):
+    import argparse
+
+    return argparse.Namespace(
+        docs_dir=docs, site_dir=site_dir, manifest=None, base_url=None, route_base_path=None,
+        trailing_slash=None, markdown_format=None, split_levels="2,3,4", max_tokens=512,
+        min_tokens=50, overlap=50, dry_run=False, export=None, recreate=False, json=False,
+    )
+
+
+def dump(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2)

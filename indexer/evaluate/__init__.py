@@ -1,0 +1,1 @@
+"""`textbook-chat eval`: measure whether retrieval finds the right section, anchor-exact."""

@@ -1,0 +1,173 @@
+"""The index job: parse every doc, chunk it, and make Qdrant hold exactly those chunks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from functions.contract import Chunk
+from functions.embeddings import Embedder
+from functions.sparse import encode_document
+from indexer.discover import discover
+from indexer.model import ParseProblem, SiteSettings
+from indexer.plan import SyncPlan, plan_sync
+
+SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
+EMBED_BATCH = 64
+
+
+@dataclass
+class Problem:
+    source: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.reason}" if self.line else f"{self.source}: {self.reason}"
+
+
+@dataclass
+class BuildResult:
+    """Chunks of every doc that parsed, and the problems of those that did not."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    files: int = 0
+    failed: list[Problem] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # drafts
+
+    @property
+    def failed_docs(self) -> list[str]:
+        return [p.source for p in self.failed]
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    failed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in SUMMARY_KEYS}
+
+
+def build_chunks(
+    docs_dir: Path,
+    site: SiteSettings,
+    chunk_options,
+    routes: dict | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Parse and chunk every doc; one broken doc is recorded and the rest go on."""
+    from indexer.chunker import chunk_document
+    from indexer.markdown import parse_document
+
+    result = BuildResult()
+    seen_urls: dict[str, str] = {}
+    for rel in discover(docs_dir):
+        if progress:
+            progress(rel)
+        result.files += 1
+        route = None
+        if routes is not None:
+            route = routes.get(rel)
+            if route is None:
+                # Not in the build manifest: Docusaurus built no page for it (draft, excluded).
+                result.skipped.append(rel)
+                continue
+        try:
+            doc = parse_document(docs_dir / rel, docs_dir, site, route=route)
+        except ParseProblem as exc:
+            result.failed.append(Problem(exc.source or rel, exc.line, exc.reason))
+            continue
+        except Exception as exc:  # a parser bug must not stop the other documents
+            result.failed.append(Problem(rel, None, f"could not be read ({type(exc).__name__}: {exc})"))
+            continue
+        if doc is None:  # draft
+            result.skipped.append(rel)
+            continue
+        if doc.url in seen_urls:
+            result.failed.append(
+                Problem(
+                    rel,
+                    None,
+                    f"its page URL {doc.url} is also the URL of {seen_urls[doc.url]}; "
+                    "Docusaurus would serve only one of them. Give one of them another "
+                    "`slug:` (or `id:`) in its front matter.",
+                )
+            )
+            continue
+        seen_urls[doc.url] = rel
+        try:
+            result.chunks.extend(chunk_document(doc, chunk_options))
+        except Exception as exc:
+            result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: {exc})"))
+    return result
+
+
+def export_jsonl(chunks: list[Chunk], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for chunk in chunks:
+            fh.write(json.dumps(chunk.payload(), ensure_ascii=False) + "\n")
+
+
+def sync_chunks(
+    built: BuildResult,
+    store,
+    embedder: Embedder,
+    recreate: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> Summary:
+    """Write the built chunks to the store: reuse vectors by content hash, embed only new text,
+    delete what is gone, keep the points of docs that failed."""
+    store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
+    wanted = [replace(c, embedding_model=embedder.model_name) for c in built.chunks]
+    existing = dict(store.scroll_payloads(_PAYLOAD_FIELDS))
+    plan = plan_sync(wanted, existing, keep_docs=built.failed_docs)
+    vectors = _vectors_for(plan, store, embedder, progress)
+    items = [
+        (c.point_id, c.payload(), vectors[c.content_hash], encode_document(c.embed_text))
+        for c in plan.reuse + plan.embed
+    ]
+    if items:
+        store.upsert(items)
+    if plan.delete:
+        store.delete(plan.delete)
+    return Summary(
+        files=built.files,
+        chunks=len(wanted),
+        embedded=len(plan.embed),
+        reused=len(plan.reuse),
+        unchanged=len(plan.unchanged),
+        deleted=len(plan.delete),
+        failed=len(built.failed),
+        problems=list(built.failed),
+    )
+
+
+def _vectors_for(plan: SyncPlan, store, embedder: Embedder, progress) -> dict[str, list[float]]:
+    vectors: dict[str, list[float]] = {}
+    stored = store.dense_vectors(set(plan.reuse_from.values())) if plan.reuse_from else {}
+    for h, pid in plan.reuse_from.items():
+        if pid in stored:
+            vectors[h] = stored[pid]
+    todo = plan.embed
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start : start + EMBED_BATCH]
+        for chunk, vec in zip(batch, embedder.embed_batch([c.embed_text for c in batch]), strict=True):
+            vectors[chunk.content_hash] = list(vec)
+        if progress:
+            progress(len(batch))
+    return vectors
+
+
+# Everything in the payload, so a changed URL or title is written even when the text is not.
+_PAYLOAD_FIELDS = tuple(
+    f for f in Chunk.__dataclass_fields__ if f != "embed_text"
+)

@@ -1,0 +1,227 @@
+"""A fake OpenAI-compatible HTTP server on 127.0.0.1 for tests (embeddings + chat completions).
+
+Usage::
+
+    with FakeOpenAI(dimension=1536) as server:
+        client = openai.OpenAI(api_key="test-key", base_url=server.base_url, max_retries=0)
+        server.fail_next(status=429, retry_after=0)   # the next request gets a 429
+        server.delay_next(2.0)                         # the one after waits 2 s (client timeouts)
+        server.reply_next("Scripted answer [2].")      # the next chat completion says this
+        ...
+        server.requests            # every request: RecordedRequest(path, body, headers, status)
+        server.embedding_requests  # only POST /v1/embeddings that succeeded
+        server.chat_requests       # only POST /v1/chat/completions that succeeded
+
+- `POST /v1/embeddings`: one deterministic unit vector per input, derived from a hash of the
+  text (`embedding_for(text, dimension)`), honouring `dimensions` and
+  `encoding_format` (`float` or `base64`, which the openai client asks for by default).
+- `POST /v1/chat/completions`: a scripted reply (`reply_next`) or `default_reply`, which cites
+  `[1]`; `stream: true` is refused with a 400.
+- `fail_next(status, times=1, retry_after=None, endpoint=None)`: scripted errors (401, 429, 5xx)
+  in OpenAI's error shape, with a `Retry-After` header when given; `endpoint` is
+  "embeddings" or "chat" to aim at one route. `delay_next(seconds, ...)` sleeps before
+  answering normally, to trigger client timeouts. Scripted events apply in the order given.
+- `reverse_embeddings=True` lists embeddings last-first, as the API may: clients must use `index`.
+- `api_key`: when set, requests with another bearer token get a 401.
+The server binds a free port, runs in a daemon thread and stops on `stop()` / leaving the `with`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from random import Random
+
+DEFAULT_REPLY = "According to the textbook, this is explained in the cited section [1]."
+_ROUTES = {"/v1/embeddings": "embeddings", "/v1/chat/completions": "chat"}
+
+
+def embedding_for(text: str, dimension: int) -> list[float]:
+    """The deterministic unit vector the fake returns for text."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    rng = Random(seed)
+    vec = [rng.gauss(0.0, 1.0) for _ in range(dimension)]
+    norm = sum(v * v for v in vec) ** 0.5 or 1.0
+    return [v / norm for v in vec]
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    body: dict
+    headers: dict[str, str]
+    status: int = 200  # 0 while the answer is still being prepared (delay_next)
+
+
+@dataclass
+class _Event:
+    endpoint: str | None
+    status: int | None = None  # an error status, or None for a delay
+    retry_after: float | None = None
+    message: str | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class FakeOpenAI:
+    dimension: int = 1536
+    api_key: str | None = None
+    default_reply: str = DEFAULT_REPLY
+    reverse_embeddings: bool = False  # list `data` last-first (with true `index`es)
+    requests: list[RecordedRequest] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[_Event] = []
+        self._replies: list[str] = []
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+    def fail_next(self, status: int = 500, times: int = 1, retry_after: float | None = None,
+                  endpoint: str | None = None, message: str | None = None) -> None:
+        with self._lock:
+            self._events += [_Event(endpoint, status, retry_after, message) for _ in range(times)]
+
+    def delay_next(self, seconds: float, times: int = 1, endpoint: str | None = None) -> None:
+        with self._lock:
+            self._events += [_Event(endpoint, delay=seconds) for _ in range(times)]
+
+    def reply_next(self, content: str, times: int = 1) -> None:
+        with self._lock:
+            self._replies += [content] * times
+
+    @property
+    def embedding_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == "/v1/embeddings" and r.status == 200]
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == "/v1/chat/completions" and r.status == 200]
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "start the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._stopping.set()  # wakes handlers sleeping in delay_next
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- request handling (called from handler threads) ------------------------------------
+    def _take_event(self, endpoint: str) -> _Event | None:
+        with self._lock:
+            for i, event in enumerate(self._events):
+                if event.endpoint in (None, endpoint):
+                    return self._events.pop(i)
+        return None
+
+    def _handle(self, path: str, body: dict, headers: dict[str, str]) -> tuple[int, dict, dict]:
+        endpoint = _ROUTES.get(path)
+        if endpoint is None:
+            return _error(404, f"No route {path} in the fake OpenAI server.")
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", code="invalid_api_key")
+        event = self._take_event(endpoint)
+        if event is not None and event.status is not None:
+            return _error(event.status, event.message or f"Scripted failure {event.status}.",
+                          retry_after=event.retry_after)
+        if event is not None and event.delay:
+            self._stopping.wait(event.delay)
+        if endpoint == "embeddings":
+            return 200, self._embeddings(body), {}
+        return self._chat(body)
+
+    def _embeddings(self, body: dict) -> dict:
+        inputs = body.get("input", [])
+        inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+        dimension = int(body.get("dimensions") or self.dimension)
+        data = []
+        for i, text in enumerate(inputs):
+            vec = embedding_for(str(text), dimension)
+            if body.get("encoding_format") == "base64":
+                vec = base64.b64encode(struct.pack(f"<{dimension}f", *vec)).decode("ascii")
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        if self.reverse_embeddings:
+            data.reverse()
+        tokens = sum(len(str(t).split()) for t in inputs)
+        return {"object": "list", "data": data, "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+    def _chat(self, body: dict) -> tuple[int, dict, dict]:
+        if body.get("stream"):
+            return _error(400, "The fake OpenAI server supports stream: false only.")
+        with self._lock:
+            content = self._replies.pop(0) if self._replies else self.default_reply
+        prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        completion = len(content.split())
+        return 200, {
+            "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion},
+        }, {}
+
+
+def _error(status: int, message: str, retry_after: float | None = None,
+           code: str | None = None) -> tuple[int, dict, dict]:
+    headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    return status, {"error": {"message": message, "type": kind, "code": code}}, headers
+
+
+def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_raw": raw.decode("utf-8", "replace")}
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            record = RecordedRequest(self.path, body, headers, status=0)  # 0 while in flight
+            with server._lock:
+                server.requests.append(record)
+            status, payload, extra = server._handle(self.path, body, headers)
+            record.status = status
+            data = json.dumps(payload).encode("utf-8")
+            try:
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **extra}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test): nothing to answer
+
+        def log_message(self, *args) -> None:  # keep test output quiet
+            pass
+
+    return Handler
