@@ -1,0 +1,140 @@
+"""A BERT encoder forward pass in numpy float32 (inference only), for MiniLM-sized models."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# Abramowitz & Stegun 7.1.26: erf(z) = 1 - t*(a1 + t*(a2 + ...)) * exp(-z^2), t = 1/(1 + p z),
+# absolute error <= 1.5e-7, below float32 rounding of the values it feeds; numpy has no erf
+# and scipy would add ~100 MB to a Lambda package for one function.
+_P = 0.3275911
+_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+
+
+def gelu_(h: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """Exact (erf) GELU in place: relu(x) - |x| * Q(|x|), Q the normal upper tail; tmp: scratch."""
+    a = np.abs(h, out=np.empty_like(h))
+    np.multiply(a, np.float32(_P * _INV_SQRT2), out=tmp)
+    tmp += np.float32(1.0)
+    np.reciprocal(tmp, out=tmp)  # t
+    poly = np.multiply(tmp, np.float32(0.5 * _A[4]))
+    for coef in (_A[3], _A[2], _A[1], _A[0]):
+        poly += np.float32(0.5 * coef)
+        poly *= tmp
+    np.multiply(a, a, out=tmp)
+    tmp *= np.float32(-0.5)
+    np.exp(tmp, out=tmp)
+    poly *= tmp  # upper tail probability of |x|
+    a *= poly
+    np.maximum(h, np.float32(0.0), out=h)
+    h -= a
+    return h
+
+
+def layer_norm_(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis, in place."""
+    x -= x.mean(axis=-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)[:, None]
+    var *= np.float32(1.0 / x.shape[-1])
+    var += np.float32(eps)
+    x *= 1.0 / np.sqrt(var)
+    x *= gamma
+    x += beta
+    return x
+
+
+@dataclass(frozen=True)
+class Layer:
+    w_qkv: np.ndarray  # (H, 3H), query part pre-scaled by 1/sqrt(head_dim)
+    b_qkv: np.ndarray
+    w_out: np.ndarray
+    b_out: np.ndarray
+    ln1: tuple[np.ndarray, np.ndarray]
+    w_up: np.ndarray
+    b_up: np.ndarray
+    w_down: np.ndarray
+    b_down: np.ndarray
+    ln2: tuple[np.ndarray, np.ndarray]
+
+
+class BertEncoder:
+    """Weights from a Hugging Face BertModel state dict; `forward` returns last hidden states."""
+
+    def __init__(self, weights: dict[str, np.ndarray], num_heads: int, eps: float = 1e-12):
+        w = {k.removeprefix("bert."): np.ascontiguousarray(v, dtype=np.float32)
+             for k, v in weights.items() if v.dtype != np.int64}
+        self.heads = num_heads
+        self.eps = eps
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.position = w["embeddings.position_embeddings.weight"]
+        self.token_type0 = w["embeddings.token_type_embeddings.weight"][0]
+        self.ln_emb = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        hidden = self.word.shape[1]
+        scale = np.float32(1.0 / math.sqrt(hidden // num_heads))
+        self.layers: list[Layer] = []
+        i = 0
+        while f"encoder.layer.{i}.attention.self.query.weight" in w:
+            p = f"encoder.layer.{i}."
+            q, k, v = (w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value"))
+            bq, bk, bv = (w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value"))
+            self.layers.append(Layer(
+                w_qkv=np.ascontiguousarray(np.concatenate([q * scale, k, v]).T),
+                b_qkv=np.concatenate([bq * scale, bk, bv]),
+                w_out=np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
+                b_out=w[p + "attention.output.dense.bias"],
+                ln1=(w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
+                w_up=np.ascontiguousarray(w[p + "intermediate.dense.weight"].T),
+                b_up=w[p + "intermediate.dense.bias"],
+                w_down=np.ascontiguousarray(w[p + "output.dense.weight"].T),
+                b_down=w[p + "output.dense.bias"],
+                ln2=(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
+            ))
+            i += 1
+
+    @property
+    def max_positions(self) -> int:
+        return self.position.shape[0]
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """ids, mask: (B, L) ints/bools, right-padded. Returns hidden states (B, L, H) float32."""
+        batch, length = ids.shape
+        hidden = self.word.shape[1]
+        x = self.word[ids.reshape(-1)]
+        x = x.reshape(batch, length, hidden)
+        x += self.position[:length]
+        x += self.token_type0
+        x = layer_norm_(x.reshape(batch * length, hidden), *self.ln_emb, self.eps)
+        # padded keys get a large negative score (finite, so a fully padded row stays finite)
+        key_bias = np.where(mask, np.float32(0.0), np.float32(-1e9))[:, None, None, :]
+        for layer in self.layers:
+            x = self._layer(layer, x, key_bias, batch, length)
+        return x.reshape(batch, length, hidden)
+
+    def _layer(self, p: Layer, x: np.ndarray, key_bias: np.ndarray, batch: int, length: int):
+        hidden = x.shape[1]
+        head_dim = hidden // self.heads
+        qkv = x @ p.w_qkv
+        qkv += p.b_qkv
+        qkv = qkv.reshape(batch, length, 3, self.heads, head_dim).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # (B, heads, L, head_dim)
+        scores = q @ k.transpose(0, 1, 3, 2)
+        scores += key_bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores *= 1.0 / scores.sum(axis=-1, keepdims=True)
+        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, hidden)
+        attn = ctx @ p.w_out
+        attn += p.b_out
+        attn += x
+        x = layer_norm_(attn, *p.ln1, self.eps)
+        up = x @ p.w_up
+        up += p.b_up
+        gelu_(up, np.empty_like(up))
+        down = up @ p.w_down
+        down += p.b_down
+        down += x
+        return layer_norm_(down, *p.ln2, self.eps)

