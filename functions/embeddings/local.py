@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +45,27 @@ def model_dir() -> Path:
         ) from None
 
 
+@contextmanager
+def _single_threaded_blas(wanted: bool):
+    """One BLAS thread per worker: numpy's small matmuls and elementwise passes scale better
+    across our own threads (numpy releases the GIL) than with BLAS threads competing for cores."""
+    if not wanted:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _default_workers() -> int:
+    try:
+        from threadpoolctl import threadpool_limits  # noqa: F401
+    except ImportError:  # without it BLAS threads would oversubscribe the cores
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 def window_spans(length: int, size: int, overlap: int) -> list[tuple[int, int]]:
     """Evenly spaced [start, end) windows of <= size covering range(length), adjacent ones
     sharing >= overlap items (no short tail window)."""
@@ -59,12 +83,14 @@ class LocalMiniLM:
     dimension = 384
 
     def __init__(self, long_text: str = "windows", window_overlap: int = 32,
-                 batch_tokens: int = 8192, path: str | Path | None = None):
+                 batch_tokens: int = 2048, workers: int | None = None,
+                 path: str | Path | None = None):
         if long_text not in LONG_TEXT_MODES:
             raise ValueError(f"long_text={long_text!r}: use one of {', '.join(LONG_TEXT_MODES)}.")
         self.long_text = long_text
         self.window_overlap = window_overlap
-        self.batch_tokens = batch_tokens  # padded tokens per forward pass (memory ~ 60 kB each)
+        self.batch_tokens = batch_tokens  # tokens per forward pass (~10 kB of memory each)
+        self.workers = workers or _default_workers()
         self._path = Path(path) if path else None
         self._lock = threading.Lock()
         self._tokenizer = None
@@ -119,23 +145,32 @@ class LocalMiniLM:
         return out
 
     def _embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
-        """Unit vectors of tokenised sequences; batches of similar length avoid padding waste."""
+        """Unit vectors of tokenised sequences, packed into batches of about batch_tokens."""
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]), reverse=True)
+        batches: list[list[int]] = [[]]
+        size = 0
+        for idx in order:
+            if batches[-1] and size + len(sequences[idx]) > self.batch_tokens:
+                batches.append([])
+                size = 0
+            batches[-1].append(idx)
+            size += len(sequences[idx])
         out = np.empty((len(sequences), self.dimension), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            length = len(sequences[order[start]])
-            size = max(1, self.batch_tokens // length)
-            chosen = order[start:start + size]
-            ids = np.zeros((len(chosen), length), dtype=np.int64)
-            mask = np.zeros((len(chosen), length), dtype=bool)
-            for row, idx in enumerate(chosen):
-                seq = sequences[idx]
-                ids[row, :len(seq)] = seq
-                mask[row, :len(seq)] = True
-            hidden = self._encoder.forward(ids, mask)
-            summed = np.einsum("bld,bl->bd", hidden, mask.astype(np.float32))
-            pooled = summed / mask.sum(axis=1, keepdims=True).astype(np.float32)
-            out[chosen] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-            start += size
+        packed = [[np.asarray(sequences[i]) for i in batch] for batch in batches]
+        workers = min(self.workers, len(batches))
+        with _single_threaded_blas(workers > 1):
+            if workers > 1:
+                with ThreadPoolExecutor(workers) as pool:
+                    vectors = list(pool.map(self._embed_packed, packed))
+            else:
+                vectors = [self._embed_packed(p) for p in packed]
+        for batch, vecs in zip(batches, vectors, strict=True):
+            out[batch] = vecs
         return out
+
+    def _embed_packed(self, sequences: list[np.ndarray]) -> np.ndarray:
+        hidden = self._encoder.forward(sequences)
+        starts = np.cumsum([0] + [len(s) for s in sequences[:-1]])
+        pooled = np.add.reduceat(hidden, starts, axis=0)
+        pooled /= np.asarray([len(s) for s in sequences], dtype=np.float32)[:, None]
+        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)

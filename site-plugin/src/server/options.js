@@ -25,8 +25,8 @@ const DEFAULT_LABELS = Object.freeze({
 
 /** Every option with its default. `validateOptions({})` returns exactly this (plus Docusaurus's `id`). */
 const DEFAULT_OPTIONS = Object.freeze({
-  // Where the textbook-chat HTTP API lives (API Gateway URL in production, `textbook-chat serve` locally).
-  apiUrl: 'http://127.0.0.1:8000',
+  // Where the textbook-chat HTTP API lives (API Gateway URL in production; `textbook-chat serve` listens on 8787).
+  apiUrl: 'http://127.0.0.1:8787',
   // Build manifest for the indexer; relative paths are resolved against the site folder.
   // Default is outside the published build folder.
   manifestPath: '.textbook-chat/manifest.json',

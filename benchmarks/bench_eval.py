@@ -1,0 +1,160 @@
+"""Reproduce the eval table on every corpus: `python benchmarks/bench_eval.py [CORPORA_DIR] [--json]`.
+
+For each corpus folder (docs/ + docusaurus.config.* + questions.resolved.jsonl) under
+$TEXTBOOK_CHAT_CORPORA, else $TEXTBOOK_CHAT_SHARED/corpora, else ../shared/corpora beside the
+checkout: index it with that site's settings and the embedded defaults (local MiniLM, local
+Qdrant in a temporary folder, default chunking), then run `eval` with hybrid, dense and sparse
+retrieval and the naive 512-token baseline (hybrid and dense), all in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from functions.settings import Settings  # noqa: E402
+from indexer.evaluate.questions import read_questions  # noqa: E402
+from indexer.evaluate.report import comparison_table  # noqa: E402
+from indexer.model import SiteSettings  # noqa: E402
+
+QUESTION_FILES = ("questions.resolved.jsonl", "questions.jsonl")
+# (label, retrieval mode, baseline)
+RUNS = (
+    ("hybrid", "hybrid", None),
+    ("dense", "dense", None),
+    ("sparse", "sparse", None),
+    ("naive-hybrid", "hybrid", "naive"),
+    ("naive-dense", "dense", "naive"),
+)
+TARGETS = {"hit_at_5": 0.95, "mrr_at_10": 0.85, "abstain_unanswerable": 0.75,
+           "citation_validity": 1.0}
+
+
+def corpora_root(explicit: str | None = None) -> Path:
+    if explicit:
+        return Path(explicit)
+    if os.environ.get("TEXTBOOK_CHAT_CORPORA"):
+        return Path(os.environ["TEXTBOOK_CHAT_CORPORA"])
+    shared = os.environ.get("TEXTBOOK_CHAT_SHARED", str(ROOT.parent / "shared"))
+    return Path(shared) / "corpora"
+
+
+def question_file(corpus: Path) -> Path | None:
+    return next((corpus / n for n in QUESTION_FILES if (corpus / n).is_file()), None)
+
+
+def find_corpora(root: Path) -> list[Path]:
+    """Corpus folders that have docs/ and a question file, sorted by name."""
+    if not root.is_dir():
+        return []
+    return sorted(d for d in root.iterdir() if (d / "docs").is_dir() and question_file(d))
+
+
+def _fallback_site(corpus: Path) -> SiteSettings:
+    """baseUrl, routeBasePath, trailingSlash and markdown.format read from the config text,
+    for trees without indexer/site_config.py."""
+    site = SiteSettings()
+    config = next((corpus / f"docusaurus.config.{e}" for e in ("ts", "js", "mjs")
+                   if (corpus / f"docusaurus.config.{e}").is_file()), None)
+    if config is None:
+        return site
+    text = config.read_text(encoding="utf-8")
+    if m := re.search(r"\bbaseUrl\s*:\s*['\"]([^'\"]+)['\"]", text):
+        site.base_url = m.group(1)
+    if m := re.search(r"\brouteBasePath\s*:\s*['\"]([^'\"]*)['\"]", text):
+        site.route_base_path = m.group(1).strip("/")
+    if m := re.search(r"\btrailingSlash\s*:\s*(true|false)", text):
+        site.trailing_slash = m.group(1) == "true"
+    if m := re.search(r"\bformat\s*:\s*['\"](mdx|detect)['\"]", text):
+        site.markdown_format = m.group(1)
+    return site
+
+
+def site_settings(corpus: Path) -> SiteSettings:
+    try:
+        from indexer.site_config import read_site_config
+    except ImportError:
+        return _fallback_site(corpus)
+    return read_site_config(corpus)
+
+
+def make_local_embedder(settings: Settings):
+    try:
+        from functions.embeddings.factory import make_embedder
+    except ImportError:
+        from functions.embeddings.local import LocalMiniLM
+
+        return LocalMiniLM().load()
+    return make_embedder(settings)
+
+
+def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
+    from indexer.chunker import ChunkOptions
+    from indexer.sync import build_chunks, sync_chunks
+
+    built = build_chunks(corpus / "docs", site_settings(corpus), options or ChunkOptions())
+    for problem in built.failed:
+        print(f"  {corpus.name}: could not index {problem}", file=sys.stderr)
+    return sync_chunks(built, store, embedder, recreate=True).as_dict()
+
+
+def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None) -> dict:
+    """{label: summary} for every run on one corpus, indexed afresh in workdir."""
+    from functions.store import QdrantStore
+    from indexer.evaluate.runner import run_eval
+
+    settings = Settings(qdrant_path=str(workdir / corpus.name), collection=corpus.name)
+    embedder = embedder or make_local_embedder(settings)
+    questions = read_questions(question_file(corpus))
+    store = QdrantStore.open(settings)
+    try:
+        started = time.perf_counter()
+        indexed = index_corpus(corpus, store, embedder, options)
+        print(f"  {corpus.name}: {indexed['chunks']} chunks from {indexed['files']} files in "
+              f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
+        results = {}
+        for label, mode, baseline in runs:
+            run = run_eval(questions, settings, mode=mode, baseline=baseline,
+                           embedder=embedder, store=store)
+            results[label] = run.summary
+        return results
+    finally:
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="?", help="folder of corpora (default: see above)")
+    parser.add_argument("--json", action="store_true", help="print {corpus: {run: summary}}")
+    parser.add_argument("--only", action="append", help="corpus name to run (repeatable)")
+    args = parser.parse_args(argv)
+    root = corpora_root(args.corpora)
+    found = [c for c in find_corpora(root) if not args.only or c.name in args.only]
+    if not found:
+        print(f"no corpora with docs/ and a question file under {root}", file=sys.stderr)
+        return 2
+    table: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp:
+        for corpus in found:
+            table[corpus.name] = bench_corpus(corpus, Path(tmp))
+    if args.json:
+        print(json.dumps(table, indent=2))
+        return 0
+    for name, runs in table.items():
+        print(f"\n== {name}")
+        print(comparison_table(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

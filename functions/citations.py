@@ -1,0 +1,77 @@
+"""Citations: each `[n]` in an answer maps to a retrieved chunk; others are removed, renumbered."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from functions.search_types import SearchHit
+
+_MARKER = re.compile(r"\s*\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+_MARKERS = re.compile(r"\s*(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent markers: one group
+_MD_NOISE = re.compile(r"```.*?```|`|\*\*|__|^#+\s*|^:::\w*\s*|!\[[^\]]*\]\([^)]*\)",
+                       re.S | re.M)
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+SNIPPET_CHARS = 240
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """The start of a chunk's text as plain prose, cut at a word boundary."""
+    plain = _LINK.sub(r"\1", _MD_NOISE.sub(" ", text))
+    plain = " ".join(plain.split())
+    if len(plain) <= limit:
+        return plain
+    return plain[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def citation(n: int, hit: SearchHit) -> dict:
+    p = hit.payload
+    return {
+        "n": n,
+        "title": str(p.get("doc_title", "")),
+        "section_title": str(p.get("section_title", "")),
+        "url": str(p.get("url", "")),
+        "doc_path": str(p.get("doc_path", "")),
+        "score": round(max(0.0, min(1.0, float(hit.dense_score))), 3),
+        "snippet": snippet(str(p.get("content", ""))),
+    }
+
+
+def link_citations(answer: str, hits: Sequence[SearchHit]) -> tuple[str, list[dict]]:
+    """Keep markers that name a context block, renumber them 1..k in order of first use,
+    and drop the rest; returns the new text and one citation per kept number."""
+    renumber: dict[int, int] = {}
+
+    def replace(match: re.Match) -> str:
+        kept = []
+        for raw in re.findall(r"\d+", match.group(0)):
+            n = int(raw)
+            if 1 <= n <= len(hits):
+                new = renumber.setdefault(n, len(renumber) + 1)
+                if new not in kept:
+                    kept.append(new)
+        leading = " " if match.group(0)[:1].isspace() else ""
+        return leading + "".join(f"[{k}]" for k in kept) if kept else ""
+
+    text = _MARKERS.sub(replace, answer)
+    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip()
+    citations = [citation(new, hits[old - 1]) for old, new in sorted(renumber.items(),
+                                                                      key=lambda kv: kv[1])]
+    return text, citations
+
+
+def related_topics(hits: Sequence[SearchHit], limit: int = 3) -> list[dict]:
+    """Up to `limit` distinct sections (title + exact url) among the hits, best first."""
+    seen, out = set(), []
+    for hit in hits:
+        url = str(hit.payload.get("url", ""))
+        if not url or url in seen:
+            continue
+        seen.add(url)
+        section = str(hit.payload.get("section_title") or "")
+        doc = str(hit.payload.get("doc_title") or "")
+        title = section if not doc or section == doc else f"{doc} › {section}"
+        out.append({"title": title or url, "url": url})
+        if len(out) == limit:
+            break
+    return out

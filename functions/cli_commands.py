@@ -1,0 +1,149 @@
+"""CLI commands of the API: `serve`, `ask` and `invoke` (real Mangum handlers, real events)."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
+EXAMPLES = """examples:
+  textbook-chat serve --cors-origin http://localhost:3000
+  textbook-chat ask "What is loop jitter?" --page-url /docs/intro
+  textbook-chat ask "What does this mean?" --selection "Jitter is how much the period varies."
+  textbook-chat invoke chat --question "How do encoders count ticks?"
+  textbook-chat invoke selection --event event.json
+"""
+
+
+def api_gateway_event(path: str, body: dict | str | bytes | None, method: str = "POST",
+                      source_ip: str = "127.0.0.1", headers: dict | None = None) -> dict:
+    """An API Gateway HTTP API (payload 2.0) event, as Lambda receives it."""
+    raw = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
+    binary = isinstance(raw, bytes)
+    now = time.time()
+    return {
+        "version": "2.0", "routeKey": f"{method} {path}", "rawPath": path, "rawQueryString": "",
+        "headers": {"content-type": "application/json", "host": "localhost",
+                    "user-agent": "textbook-chat-cli", **(headers or {})},
+        "requestContext": {
+            "accountId": "000000000000", "apiId": "local", "domainName": "localhost",
+            "domainPrefix": "localhost", "requestId": f"local-{int(now * 1000)}",
+            "routeKey": f"{method} {path}", "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
+                     "sourceIp": source_ip, "userAgent": "textbook-chat-cli"},
+        },
+        "body": base64.b64encode(raw).decode() if binary else raw,
+        "isBase64Encoded": binary,
+    }
+
+
+def _handler(function: str):
+    if function == "selection":
+        from functions.handlers.selection import handler
+    else:
+        from functions.handlers.chat import handler
+    return handler
+
+
+def _request(args) -> tuple[str, dict]:
+    if getattr(args, "selected_text", None) or getattr(args, "selection", None):
+        body = {"question": args.question,
+                "selected_text": args.selected_text if hasattr(args, "selected_text")
+                else args.selection}
+        if args.page_url:
+            body["page_url"] = args.page_url
+        if getattr(args, "anchor", None):
+            body["anchor"] = args.anchor
+        return "selection", body
+    body = {"question": args.question}
+    if args.page_url:
+        body["page_url"] = args.page_url
+    return "chat", body
+
+
+def cmd_invoke(args) -> int:
+    if args.event:
+        event = json.loads(Path(args.event).read_text(encoding="utf-8"))
+    elif args.question:
+        function, body = _request(args)
+        event = api_gateway_event(f"/{args.function}", body)
+    else:
+        print("textbook-chat invoke: give --event FILE or --question TEXT", file=sys.stderr)
+        return 2
+    response = _handler(args.function)(event, None)
+    print(json.dumps(response, indent=2, ensure_ascii=False))
+    return 0 if response.get("statusCode", 500) < 400 else 1
+
+
+def cmd_ask(args) -> int:
+    function, body = _request(args)
+    response = _handler(function)(api_gateway_event(f"/{function}", body), None)
+    data = json.loads(response.get("body") or "{}")
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    elif "error" in data:
+        print(f"textbook-chat: {data['error']['message']}", file=sys.stderr)
+    else:
+        print(data["answer"])
+        for c in data.get("citations", []):
+            print(f"  [{c['n']}] {c['title']} › {c['section_title']}  {c['url']}")
+        for t in data.get("related_topics") or []:
+            print(f"  see: {t['title']}  {t['url']}")
+        if data.get("low_confidence"):
+            print(f"  (low confidence: {data.get('confidence')})")
+    return 0 if response.get("statusCode", 500) < 400 else 1
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from functions.app import create_app
+    from functions.deps import Deps
+
+    origins = args.cors_origin or None
+    app = create_app(Deps.from_env(), "all", cors_origins=origins or [],
+                     cors_origin_regex=None if origins else LOCAL_ORIGINS)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"textbook-chat serve: listening on {args.host}, reachable from other machines",
+              file=sys.stderr)
+    print(f"textbook-chat: POST http://{args.host}:{args.port}/chat  /selection  /feedback  "
+          f"GET /health (Ctrl+C stops)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def register(sub) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("serve", help="run the chat and selection API on 127.0.0.1",
+                       epilog=EXAMPLES, formatter_class=fmt)
+    p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("TEXTBOOK_CHAT_PORT", "8787")))
+    p.add_argument("--cors-origin", action="append",
+                   help="a site origin allowed to call the API (repeatable; default: localhost)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",
+                       epilog=EXAMPLES, formatter_class=fmt)
+    p.add_argument("question")
+    p.add_argument("--selection", help="answer only from this selected text")
+    p.add_argument("--page-url", help="the page the reader is on (boosts its sections)")
+    p.add_argument("--anchor", help="with --selection: the heading id nearest the selection")
+    p.add_argument("--json", action="store_true", help="print the API response as JSON")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("invoke", help="call a Lambda handler with an API Gateway v2 event",
+                       epilog=EXAMPLES, formatter_class=fmt)
+    p.add_argument("function", choices=("chat", "selection"))
+    p.add_argument("--event", help="a JSON file holding the event")
+    p.add_argument("--question")
+    p.add_argument("--selected-text")
+    p.add_argument("--page-url")
+    p.add_argument("--anchor")
+    p.set_defaults(func=cmd_invoke)

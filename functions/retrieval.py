@@ -1,0 +1,94 @@
+"""Retrieval: embed the question with the collection's own model, hybrid search, re-rank."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from functions.contract import META_DIMENSION, META_MODEL
+from functions.errors import ModelMismatchError
+from functions.search_types import SearchBackend, SearchHit
+from functions.sparse import encode_query
+
+CANDIDATES = 10  # fetched from Qdrant, then re-ranked down to top_k
+PAGE_BOOST = 1.5  # a chunk on the reader's current page counts 1.5x (the selected-text boost)
+MAX_PER_SECTION = 2  # one section may fill at most this many of the top_k slots
+
+
+def check_model(meta: dict, model_name: str, dimension: int) -> None:
+    """Refuse to query a collection built with another embedding model."""
+    built_model = meta.get(META_MODEL)
+    built_dim = int(meta.get(META_DIMENSION) or 0)
+    if built_model == model_name and (not dimension or built_dim == dimension):
+        return
+    raise ModelMismatchError(
+        f"The index was built with {built_model!r} ({built_dim} dimensions) but the assistant "
+        f"embeds questions with {model_name!r} ({dimension}). The site author should set "
+        "EMBEDDING_PROVIDER/EMBEDDING_MODEL to the index's model, or re-index with the new one."
+    )
+
+
+def page_key(url: str | None) -> str:
+    """A page's identity for matching: its path without fragment, query or trailing slash."""
+    if not url:
+        return ""
+    return urlsplit(url).path.rstrip("/") or "/"
+
+
+def section_key(hit: SearchHit) -> tuple[str, str]:
+    return (str(hit.payload.get("doc_path", "")), str(hit.payload.get("anchor", "")))
+
+
+def rerank(hits: Sequence[SearchHit], page_url: str | None = None, top_k: int = 5,
+           max_per_section: int = MAX_PER_SECTION) -> list[SearchHit]:
+    """Boost chunks of the reader's page, then keep the best top_k with at most
+    max_per_section chunks of any one section; scores are the adjusted fusion scores."""
+    current = page_key(page_url)
+    boosted = []
+    for order, hit in enumerate(hits):
+        on_page = bool(current) and page_key(hit.payload.get("page_url")) == current
+        score = hit.score * (PAGE_BOOST if on_page else 1.0)
+        boosted.append((-score, order, replace(hit, score=score)))
+    boosted.sort(key=lambda item: item[:2])
+    picked: list[SearchHit] = []
+    per_section: dict[tuple[str, str], int] = {}
+    for _, _, hit in boosted:
+        key = section_key(hit)
+        if per_section.get(key, 0) >= max_per_section:
+            continue
+        per_section[key] = per_section.get(key, 0) + 1
+        picked.append(hit)
+        if len(picked) == top_k:
+            break
+    return picked
+
+
+class Retriever:
+    """Question → top chunks. Checks the collection's model once per container."""
+
+    def __init__(self, backend: SearchBackend, embedder):
+        self.backend = backend
+        self.embedder = embedder
+        self._checked = False
+        self._lock = threading.Lock()  # local-mode Qdrant is not safe across threads
+
+    def ensure_model(self) -> None:
+        if not self._checked:
+            meta = self.backend.collection_meta()
+            check_model(meta, self.embedder.model_name, int(self.embedder.dimension or 0))
+            self._checked = True
+
+    def candidates(self, query: str, filters: dict[str, str] | None = None,
+                   mode: str = "hybrid", limit: int = CANDIDATES) -> list[SearchHit]:
+        with self._lock:
+            self.ensure_model()
+            # Embedded in sparse mode too: the dense similarity is what confidence is made of.
+            dense = self.embedder.embed_batch([query])[0]
+            return self.backend.search(dense, encode_query(query), limit, filters or None, mode)
+
+    def retrieve(self, query: str, page_url: str | None = None,
+                 filters: dict[str, str] | None = None, mode: str = "hybrid",
+                 top_k: int = 5) -> list[SearchHit]:
+        return rerank(self.candidates(query, filters, mode), page_url, top_k)

@@ -1,0 +1,251 @@
+"""Heading-aware chunking: one parsed Document becomes Chunk payloads within exact token limits.
+
+A section is the text under a heading of a split level (default H2-H4) down to the next heading
+of a split level or shallower; deeper headings stay inside, their heading line re-created.
+Limits count tokens of the *embedded* text (doc title > heading path, blank line, content), so
+max_tokens holds for what the embedding model sees; min_tokens is measured on the content.
+A continuation piece of a long section does not repeat the heading line: its embedded text
+carries the heading path already.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from functions.contract import Chunk, chunk_id, content_hash
+from functions.tokens import encoding
+from indexer.model import Document, Section
+from indexer.splitting import PROSE, SEP, Item, clean, count, joint, pack, size, split_block
+
+ROOT = -1  # parent index of the page's top-level sections
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Chunking limits (tokens of cl100k_base) and the heading levels that start a section."""
+
+    split_levels: tuple[int, ...] = (2, 3, 4)
+    max_tokens: int = 512
+    min_tokens: int = 50
+    overlap_tokens: int = 50
+
+    def __post_init__(self) -> None:
+        levels = tuple(sorted(set(self.split_levels)))
+        if not levels or any(level not in range(2, 7) for level in levels):
+            raise ValueError(f"split_levels must be heading levels 2..6, got {self.split_levels}")
+        object.__setattr__(self, "split_levels", levels)
+        if self.max_tokens < 64:
+            raise ValueError(f"max_tokens must be at least 64, got {self.max_tokens}")
+        if not 0 <= self.min_tokens <= self.max_tokens:
+            raise ValueError(f"min_tokens must be between 0 and max_tokens, got {self.min_tokens}")
+        if not 0 <= self.overlap_tokens <= self.max_tokens // 2:
+            raise ValueError(
+                f"overlap_tokens must be between 0 and max_tokens/2, got {self.overlap_tokens}"
+            )
+
+
+@dataclass
+class Unit:
+    """One section as the chunker sees it: its place in the tree and its blocks as items."""
+
+    section: Section
+    level: int
+    parent: int
+    path: list[str]
+    number: str
+    prefix: str  # first line of the embedded text: doc title > heading path
+    prefix_cost: int  # tokens of prefix + SEP
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def has_body(self) -> bool:
+        return any(item.kind != "heading" for item in self.items)
+
+
+def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[Chunk]:
+    """The chunks of one document, in document order, chunk_index 0..n-1."""
+    options = options or ChunkOptions()
+    units = _units(doc, options)
+    groups = _merge(units, options)
+    chunks: list[Chunk] = []
+    for group in groups:
+        items = _fit_items(units, group, options)
+        for piece in pack(
+            items, lambda u: options.max_tokens - units[u].prefix_cost, options.overlap_tokens
+        ):
+            chunks.append(_chunk(doc, units, piece, len(chunks)))
+    return chunks
+
+
+def _heading(level: int, title: str) -> str:
+    return "#" * level + " " + " ".join(title.split())
+
+
+def _units(doc: Document, options: ChunkOptions) -> list[Unit]:
+    """Sections that start a chunk, with deeper headings folded into the one above them."""
+    split, top = options.split_levels, options.split_levels[0]
+    units: list[Unit] = []
+    stack: list[int] = []
+    children: dict[int, int] = {}
+    for section in doc.sections:
+        level = section.level
+        if level in split or level < top or not units:
+            while stack and units[stack[-1]].level >= level:
+                stack.pop()
+            parent = stack[-1] if stack else ROOT
+            units.append(_unit(doc, units, section, parent, children, options))
+            stack.append(len(units) - 1)
+        elif section.title:
+            units[-1].items.append(_item(len(units) - 1, "heading", _heading(level, section.title)))
+        units[-1].items.extend(
+            _item(len(units) - 1, block.kind, clean(block.text))
+            for block in section.blocks
+            if block.text.strip()
+        )
+    return units
+
+
+def _unit(doc, units, section, parent, children, options: ChunkOptions) -> Unit:
+    index = len(units)
+    root = section.level < options.split_levels[0]
+    if root:
+        path, number = [section.title or doc.title], ""
+    else:
+        above = units[parent] if parent != ROOT else None
+        key = parent if above and above.number else ROOT  # the page and its H1s count together
+        children[key] = children.get(key, 0) + 1
+        number = f"{above.number}.{children[key]}" if above and above.number else str(children[key])
+        path = (above.path if above else [doc.title]) + [section.title]
+    parts = path if path[0] == doc.title else [doc.title, *path]
+    prefix = clean(" > ".join(" ".join(part.split()) for part in parts))
+    if count(prefix) > options.max_tokens // 4:  # keep room for content under absurd titles
+        prefix = clean(
+            encoding().decode(encoding().encode_ordinary(prefix)[: options.max_tokens // 4])
+        )
+    unit = Unit(section, section.level, parent, path, number, prefix, count(prefix) + joint(prefix))
+    if section.title:
+        unit.items.append(_item(index, "heading", _heading(section.level, section.title)))
+    return unit
+
+
+def _item(unit: int, kind: str, text: str) -> Item:
+    return Item(unit, kind, text, count(text), joint(text))
+
+
+def _under(units: list[Unit], u: int, ancestor: int) -> bool:
+    while u != ROOT:
+        u = units[u].parent
+        if u == ancestor:
+            return True
+    return ancestor == ROOT
+
+
+def _merge(units: list[Unit], options: ChunkOptions) -> list[list[int]]:
+    """Groups of consecutive units: a small or heading-only unit joins a neighbour under its parent.
+
+    Forward first (the following sibling or first child), keeping the first unit's anchor; a
+    unit still small then joins the group before it if that fits. A heading-only unit joins
+    its first child whatever the size (the packer cuts the result), else it is dropped: it has
+    nothing to cite, and its sibling keeps its own anchor.
+    """
+    sizes = [size(unit.items) for unit in units]
+    ends = [unit.items[-1].joint if unit.items else 0 for unit in units]
+    body = [unit.has_body for unit in units]
+
+    def tokens(group: list[int]) -> int:
+        return sum(sizes[u] + ends[u] for u in group) - ends[group[-1]]
+
+    def joins(group: list[int], extra: list[int]) -> bool:
+        if not _under(units, extra[0], units[group[0]].parent):
+            return False  # never across parents
+        return tokens(group + extra) <= options.max_tokens - units[group[0]].prefix_cost
+
+    def small(group: list[int]) -> bool:
+        return tokens(group) < options.min_tokens
+
+    forward: list[list[int]] = []
+    for u, unit in enumerate(units):
+        if not unit.items:
+            continue
+        last = forward[-1] if forward else None
+        if last and not any(body[v] for v in last):
+            if _under(units, u, last[0]):  # a heading-only section joins its first child
+                last.append(u)
+            else:
+                forward[-1] = [u]  # ...or is dropped
+        elif last and small(last) and joins(last, [u]):
+            last.append(u)
+        else:
+            forward.append([u])
+    groups: list[list[int]] = []
+    for group in forward:
+        if not any(body[u] for u in group):
+            continue
+        if groups and small(group) and joins(groups[-1], group):
+            groups[-1].extend(group)
+        else:
+            groups.append(group)
+    return groups
+
+
+def _fit_items(units: list[Unit], group: list[int], options: ChunkOptions) -> list[Item]:
+    """The group's items, each block cut so that it fits a piece with the headings before it."""
+    out: list[Item] = []
+    run: list[Item] = []  # headings just before the current block
+    for u in group:
+        for item in units[u].items:
+            if item.kind == "heading":
+                run.append(item)
+                out.append(item)
+                continue
+            cost = max(units[i.unit].prefix_cost for i in [*run, item])
+            budget = options.max_tokens - cost - (size(run) + run[-1].joint if run else 0)
+            budget = max(budget, options.max_tokens // 4)  # absurd heading runs lose headings
+            if item.tokens <= budget:
+                out.append(item)
+            else:
+                later = budget - options.overlap_tokens if item.kind in PROSE else budget
+                pieces = split_block(item.text, item.kind, budget, max(later, budget // 2))
+                out.extend(
+                    Item(item.unit, item.kind, text, tokens, joint(text), brk=k > 0)
+                    for k, (text, tokens) in enumerate(pieces)
+                )
+            run = []
+    return out
+
+
+def _chunk(doc: Document, units: list[Unit], piece: list[Item], index: int) -> Chunk:
+    unit = units[piece[0].unit]
+    section = unit.section
+    content = SEP.join(item.text for item in piece)
+    embed_text = unit.prefix + SEP + content
+    anchor = section.anchor or ""
+    return Chunk(
+        chunk_id=chunk_id(doc.source, index),
+        doc_path=doc.source,
+        doc_id=doc.doc_id,
+        doc_title=doc.title,
+        module=doc.doc_id.split("/", 1)[0],
+        heading_path=list(unit.path),
+        section_title=unit.path[-1],
+        section_number=unit.number,
+        heading_level=unit.level,
+        anchor=anchor,
+        url=f"{doc.url}#{anchor}" if anchor else doc.url,
+        page_url=doc.url,
+        chunk_index=index,
+        token_count=unit.prefix_cost + size(piece),
+        content=content,
+        content_hash=content_hash(embed_text),
+        content_type=_content_type(piece),
+        tags=list(doc.tags),
+        embed_text=embed_text,
+    )
+
+
+def _content_type(piece: list[Item]) -> str:
+    total = sum(item.tokens for item in piece if item.kind != "heading") or 1
+    for kind in ("code", "table"):
+        if sum(item.tokens for item in piece if item.kind == kind) * 2 > total:
+            return kind
+    return "text"

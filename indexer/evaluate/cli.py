@@ -1,0 +1,107 @@
+"""`textbook-chat eval QUESTIONS.jsonl`: score the current index; exit 1 when a threshold is missed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from indexer.evaluate.report import fmt, not_indexed_lines, to_json, to_table
+
+EXAMPLES = """examples:
+  textbook-chat eval questions.jsonl                       table of hit@k, MRR, abstention, misses
+  textbook-chat eval questions.jsonl --json                one JSON object on stdout
+  textbook-chat eval questions.jsonl --retrieval dense     dense-only instead of hybrid
+  textbook-chat eval questions.jsonl --baseline naive      512-token windows that ignore headings
+  textbook-chat eval questions.jsonl --min-hit5 0.9 --min-mrr 0.8   fail (exit 1) below these
+
+Each line of QUESTIONS.jsonl: {"id", "question", "expected_url", "expected_page", "kind"} with
+kind concept|fact|howto|keyword|unanswerable (expected_* null for unanswerable).
+The index is the one `textbook-chat index` wrote (QDRANT_PATH / QDRANT_URL, QDRANT_COLLECTION).
+exit status: 0 ok, 1 a --min-* threshold missed, 2 bad question file or usage error.
+"""
+
+# flag -> (summary key, label)
+THRESHOLDS = {
+    "min_hit1": ("hit_at_1", "section hit@1"),
+    "min_hit5": ("hit_at_5", "section hit@5"),
+    "min_mrr": ("mrr_at_10", "section MRR@10"),
+}
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="measure retrieval and answers against a question file",
+        description="Run every question through the POST /chat path against the current index "
+        "and report section- and page-level hit@k, MRR@10, abstention and citation validity.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("questions", type=Path, help="QUESTIONS.jsonl")
+    p.add_argument("--retrieval", choices=("hybrid", "dense", "sparse"),
+                   default=os.environ.get("TEXTBOOK_CHAT_RETRIEVAL") or "hybrid",
+                   help="search mode (default hybrid: dense + BM25 fused with RRF)")
+    p.add_argument("--baseline", choices=("naive",),
+                   help="evaluate fixed 512-token windows that ignore headings instead, "
+                        "indexed into COLLECTION-naive from the current index")
+    p.add_argument("--collection", default=None,
+                   help="collection to evaluate (default QDRANT_COLLECTION or 'textbook')")
+    p.add_argument("--min-hit1", type=_share, metavar="X", help="exit 1 if section hit@1 < X")
+    p.add_argument("--min-hit5", type=_share, metavar="X", help="exit 1 if section hit@5 < X")
+    p.add_argument("--min-mrr", type=_share, metavar="X", help="exit 1 if section MRR@10 < X")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(func=cmd_eval)
+
+
+def missed_thresholds(summary: dict, limits: dict[str, float | None]) -> list[str]:
+    """One message per threshold the run misses (a score of n/a misses every threshold)."""
+    out = []
+    for flag, minimum in limits.items():
+        if minimum is None:
+            continue
+        key, label = THRESHOLDS[flag]
+        value = summary[key]
+        if value is None or value < minimum:
+            out.append(f"{label} {fmt(value)} is below --{flag.replace('_', '-')} {minimum}")
+    return out
+
+
+def cmd_eval(args) -> int:
+    from functions.settings import Settings
+    from indexer.evaluate.questions import QuestionFileError, read_questions
+    from indexer.evaluate.runner import run_eval
+
+    try:
+        questions = read_questions(args.questions)
+    except QuestionFileError as exc:
+        print(f"textbook-chat eval: {exc}", file=sys.stderr)
+        return 2
+    settings = Settings.from_env(os.environ)
+    if args.collection:
+        settings = settings.with_(collection=args.collection)
+    run = run_eval(questions, settings, mode=args.retrieval, baseline=args.baseline)
+    summary = run.summary
+    for line in not_indexed_lines(summary):
+        print(f"textbook-chat eval: {line}", file=sys.stderr)
+    if args.json:
+        print(to_json(summary))
+    else:
+        title = (f"{len(questions)} questions, {args.retrieval} retrieval over "
+                 f"{run.collection!r} ({run.chunks} chunks)")
+        print(to_table(summary, title))
+    failures = missed_thresholds(summary, {f: getattr(args, f) for f in THRESHOLDS})
+    for failure in failures:
+        print(f"textbook-chat eval: FAILED: {failure}", file=sys.stderr)
+    return 1 if failures else 0

@@ -1,0 +1,137 @@
+"""Run each question through the chat path of POST /chat (functions.answering.answer_chat).
+
+The questions go through the very code the API runs: standalone query, embedding with the
+collection's own model, Qdrant search in the requested mode, re-ranking, confidence, answer and
+citations. A recording search backend keeps the candidates Qdrant returned for each question, so
+the retrieved ranking (top 10, re-ranked by the chat path's own `rerank`) is scored alongside
+the final answer (its citations and low_confidence flag).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from functions.settings import Settings
+from indexer.evaluate.metrics import TOP_K, Outcome, summarize
+from indexer.evaluate.questions import Question
+
+MODES = ("hybrid", "dense", "sparse")
+BASELINES = ("naive",)
+
+
+class RecordingBackend:
+    """A search backend that remembers the hits of the last search."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.last: list = []
+
+    def collection_meta(self) -> dict:
+        return self.inner.collection_meta()
+
+    def search(self, dense, sparse, limit, filters=None, mode="hybrid"):
+        self.last = list(self.inner.search(dense, sparse, limit, filters, mode))
+        return self.last
+
+
+@dataclass
+class EvalRun:
+    summary: dict
+    outcomes: list[Outcome]
+    collection: str
+    mode: str
+    chunks: int  # points in the evaluated collection
+
+
+def ask_all(
+    questions: Sequence[Question],
+    deps,
+    backend: RecordingBackend,
+    mode: str = "hybrid",
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Outcome]:
+    """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
+    from functions.answering import answer_chat
+    from functions.retrieval import rerank
+    from functions.validation import ChatRequest
+
+    retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
+    outcomes = []
+    for q in questions:
+        backend.last = []
+        start = clock()
+        result = answer_chat(
+            ChatRequest(question=q.question, mode=mode), retriever, llm, deps.spend_cap,
+            settings, deps.paid,
+        )
+        elapsed = (clock() - start) * 1000.0
+        ranking = rerank(backend.last, None, top_k=TOP_K)
+        outcomes.append(
+            Outcome(
+                question=q,
+                ranking=[str(h.payload.get("url", "")) for h in ranking],
+                pages=[str(h.payload.get("page_url", "")) for h in ranking],
+                citations=[str(c.get("url", "")) for c in result.get("citations", [])],
+                low_confidence=bool(result.get("low_confidence")),
+                latency_ms=elapsed,
+                titles=[str(h.payload.get("section_title", "")) for h in ranking],
+            )
+        )
+    return outcomes
+
+
+def indexed_urls(store) -> set[str]:
+    """Every chunk url in the collection (raises a clear error when it does not exist)."""
+    store.collection_meta()
+    return {str(p.get("url", "")) for _, p in store.scroll_payloads(["url"])}
+
+
+def run_eval(
+    questions: Sequence[Question],
+    settings: Settings,
+    mode: str = "hybrid",
+    baseline: str | None = None,
+    embedder=None,
+    store=None,
+) -> EvalRun:
+    """Evaluate the collection of `settings` (or its naive baseline, rebuilt from it).
+
+    `store`: an open QdrantStore to reuse (local Qdrant allows one client per folder);
+    `embedder`: a ready embedder (tests pass fakes), else the one settings select.
+    """
+    from functions.deps import Deps
+    from functions.ratelimit import MemorySpendCap
+    from functions.store import QdrantStore
+
+    if mode not in MODES:
+        raise ValueError(f"retrieval mode {mode!r} is not one of {', '.join(MODES)}")
+    own = store is None
+    store = store or QdrantStore.open(settings)
+    try:
+        known = indexed_urls(store)
+        target = store
+        if baseline == "naive":
+            from indexer.evaluate.naive import NAIVE_SUFFIX, build_naive_index
+
+            if embedder is None:
+                from functions.embeddings.factory import make_embedder
+
+                embedder = make_embedder(settings)
+            target = QdrantStore(store.client, settings.collection + NAIVE_SUFFIX)
+            build_naive_index(store, target, embedder)
+        elif baseline is not None:
+            raise ValueError(f"baseline {baseline!r} is not one of {', '.join(BASELINES)}")
+        backend = RecordingBackend(target)
+        deps = Deps(
+            settings.with_(collection=target.collection),
+            search=backend,
+            embedder=embedder,
+            spend_cap=MemorySpendCap(10**12),  # an eval never spends the site's daily budget
+        )
+        outcomes = ask_all(questions, deps, backend, mode)
+        return EvalRun(summarize(outcomes, known), outcomes, target.collection, mode, target.count())
+    finally:
+        if own:
+            store.close()

@@ -1,0 +1,108 @@
+"""markdown-it block rule for MDX: lines made only of JSX tags, `{expressions}` or `<!-- -->`.
+
+MDX has no HTML blocks. A line such as `<TabItem value="py">` is a JSX tag on its own, and the
+Markdown between such lines is parsed as Markdown (headings inside `<Tabs>` are real headings).
+CommonMark would instead swallow everything up to the next blank line into one HTML block. This
+rule emits one `html_block` token per run of tag-only lines, scanning quotes, braces and template
+strings so a multi-line tag (`<Quiz questions={[...]} />`) is one block and a `#` inside it is
+never taken for a heading.
+"""
+
+from __future__ import annotations
+
+from markdown_it.rules_block import StateBlock
+
+_MAX_TAG_CHARS = 100_000
+_TAG_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$/>")
+
+
+def jsx_flow(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    src = state.src
+    pos = state.bMarks[start_line] + state.tShift[start_line]
+    if pos >= state.eMarks[start_line] or src[pos] not in "<{":
+        return False
+    # A tag longer than this is not worth the quadratic risk on a huge file: treat it as text.
+    limit = min(state.eMarks[end_line - 1], pos + _MAX_TAG_CHARS)
+    while True:
+        pos = _unit_end(src, pos, limit)
+        if pos < 0:
+            return False
+        while pos < limit and src[pos] in " \t":
+            pos += 1
+        if pos >= limit or src[pos] == "\n":
+            break
+        if src[pos] not in "<{":
+            return False  # text after the tag: a paragraph with inline JSX
+    last = start_line
+    while last + 1 < end_line and state.bMarks[last + 1] <= pos:
+        last += 1
+    if silent:
+        return True
+    token = state.push("html_block", "", 0)
+    token.map = [start_line, last + 1]
+    token.content = state.getLines(start_line, last + 1, state.blkIndent, True)
+    state.line = last + 1
+    return True
+
+
+def _unit_end(src: str, pos: int, limit: int) -> int:
+    """Index just after the tag/expression/comment starting at pos, or -1 if it is not one."""
+    if src.startswith("<!--", pos):
+        end = src.find("-->", pos + 4, limit)
+        return -1 if end < 0 else end + 3
+    if src[pos] == "{":
+        return _skip_braces(src, pos, limit)
+    if pos + 1 >= limit or src[pos + 1] not in _TAG_START:
+        return -1
+    i = pos + 1
+    while i < limit:
+        ch = src[i]
+        if ch in "\"'":
+            i = src.find(ch, i + 1, limit)
+            if i < 0:
+                return -1
+        elif ch == "{":
+            i = _skip_braces(src, i, limit)
+            if i < 0:
+                return -1
+            continue
+        elif ch == ">":
+            return i + 1
+        elif ch == "<":
+            return -1  # a stray '<' ("a < b"): not a tag
+        i += 1
+    return -1
+
+
+def _skip_braces(src: str, pos: int, limit: int) -> int:
+    """Index after the `}` matching the `{` at pos, skipping JS strings and template literals."""
+    depth = 0
+    i = pos
+    while i < limit:
+        ch = src[i]
+        if ch in "\"'`":
+            i = _skip_js_string(src, i, limit)
+            if i < 0:
+                return -1
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _skip_js_string(src: str, pos: int, limit: int) -> int:
+    """Index of the quote closing the JS string that opens at pos (backslash escapes honoured)."""
+    quote = src[pos]
+    i = pos + 1
+    while i < limit:
+        if src[i] == "\\":
+            i += 2
+            continue
+        if src[i] == quote:
+            return i
+        i += 1
+    return -1

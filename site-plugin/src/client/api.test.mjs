@@ -1,0 +1,106 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import {ApiError, describeFailure, endpoint, normaliseAnswer, parseRetryAfter, postJson} from './api.mjs';
+
+// A real HTTP server on 127.0.0.1 whose replies the test chooses.
+async function withServer(handler, run) {
+  const server = http.createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  try {
+    return await run(url);
+  } finally {
+    server.closeAllConnections?.();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const reply = (status, body, headers = {}) => (req, res) => {
+  res.writeHead(status, {'Content-Type': 'application/json', ...headers});
+  res.end(JSON.stringify(body));
+};
+
+test('endpoint joins without double slashes', () => {
+  assert.equal(endpoint('https://api.x/prod/', '/chat'), 'https://api.x/prod/chat');
+  assert.equal(endpoint('/api', 'selection'), '/api/selection');
+});
+
+test('postJson sends JSON and returns the body', async () => {
+  let received;
+  await withServer(
+    (req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        received = {method: req.method, type: req.headers['content-type'], body: JSON.parse(raw)};
+        reply(200, {answer: 'ok', citations: [], request_id: 'r1'})(req, res);
+      });
+    },
+    async (url) => {
+      const data = await postJson(fetch, `${url}/chat`, {question: 'What is PID?'});
+      assert.equal(data.request_id, 'r1');
+    },
+  );
+  assert.deepEqual(received, {method: 'POST', type: 'application/json', body: {question: 'What is PID?'}});
+});
+
+test('429 mentions the Retry-After wait', async () => {
+  await withServer(reply(429, {error: {code: 'rate_limited', message: 'slow down'}}, {'Retry-After': '12'}), async (url) => {
+    await assert.rejects(postJson(fetch, `${url}/chat`, {}), (error) => {
+      assert.ok(error instanceof ApiError);
+      assert.equal(error.kind, 'rate_limited');
+      assert.equal(error.retryAfter, 12);
+      assert.equal(error.message, 'Too many questions at once. Please wait about 12 seconds and ask again.');
+      return true;
+    });
+  });
+});
+
+test('503, 502 and 413/422 get kind messages; 4xx shows the server text', async () => {
+  await withServer(reply(503, {error: {code: 'unavailable', message: 'x'}}), async (url) => {
+    await assert.rejects(postJson(fetch, url, {}), {kind: 'unavailable', message: /busy or being updated/});
+  });
+  await withServer(reply(422, {error: {code: 'invalid', message: '"question" must not be empty.'}}), async (url) => {
+    await assert.rejects(postJson(fetch, url, {}), {kind: 'invalid', message: '"question" must not be empty.'});
+  });
+  await withServer((req, res) => res.writeHead(502).end('<html>Bad gateway</html>'), async (url) => {
+    await assert.rejects(postJson(fetch, url, {}), {kind: 'upstream'});
+  });
+});
+
+test('an unreachable API is a network error that keeps the question', async () => {
+  const closed = await withServer(() => {}, async (url) => url);
+  await assert.rejects(postJson(fetch, `${closed}/chat`, {}), {kind: 'network', message: /your question is still in the box/});
+});
+
+test('a slow API times out', async () => {
+  await withServer(
+    () => {},
+    async (url) => {
+      await assert.rejects(postJson(fetch, url, {}, {timeoutMs: 100}), {kind: 'timeout'});
+    },
+  );
+});
+
+test('Retry-After accepts seconds and HTTP dates', () => {
+  assert.equal(parseRetryAfter('30'), 30);
+  assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 0), 10);
+  assert.equal(parseRetryAfter('soon'), null);
+  assert.equal(parseRetryAfter(null), null);
+});
+
+test('describeFailure falls back to a generic message', () => {
+  assert.deepEqual(describeFailure({status: 500}), {kind: 'error', message: 'Something went wrong (HTTP 500). Please try again.'});
+});
+
+test('normaliseAnswer tolerates missing fields and drops broken citations', () => {
+  assert.deepEqual(normaliseAnswer({answer: 'a', citations: [{n: '1', url: '/x'}, {url: '/no-n'}, null], low_confidence: 1}), {
+    answer: 'a',
+    citations: [{n: 1, url: '/x'}],
+    confidence: null,
+    lowConfidence: true,
+    relatedTopics: [],
+    requestId: null,
+  });
+});

@@ -1,0 +1,50 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import {citationLabel, citationTarget, hashToId} from './citations.mjs';
+
+const site = {baseUrl: '/textbook-chat-sample/', siteUrl: 'https://example.github.io', origin: 'http://127.0.0.1:3000'};
+
+test('site-absolute citation URLs (with baseUrl) are router targets', () => {
+  assert.deepEqual(citationTarget('/textbook-chat-sample/docs/intro#goals', site), {
+    internal: true,
+    pathname: '/textbook-chat-sample/docs/intro',
+    hash: '#goals',
+    to: '/textbook-chat-sample/docs/intro#goals',
+  });
+});
+
+test('routes without the baseUrl get it added', () => {
+  assert.equal(citationTarget('/docs/intro#goals', site).to, '/textbook-chat-sample/docs/intro#goals');
+  assert.equal(citationTarget('docs/intro', site).to, '/textbook-chat-sample/docs/intro');
+  assert.equal(citationTarget('/docs/intro', {baseUrl: '/'}).to, '/docs/intro');
+});
+
+test('absolute URLs on this site or its production URL stay in the SPA', () => {
+  assert.equal(citationTarget('http://127.0.0.1:3000/textbook-chat-sample/docs/a#b', site).to, '/textbook-chat-sample/docs/a#b');
+  assert.equal(citationTarget('https://example.github.io/textbook-chat-sample/docs/a', site).internal, true);
+});
+
+test('other sites are external; unsafe URLs are dropped', () => {
+  assert.deepEqual(citationTarget('https://ros.org/doc', site), {internal: false, href: 'https://ros.org/doc'});
+  assert.equal(citationTarget('javascript:alert(1)', site), null);
+  assert.equal(citationTarget('//evil.example/x', site), null);
+  assert.equal(citationTarget('', site), null);
+  assert.equal(citationTarget(undefined, site), null);
+});
+
+test('a bare fragment stays on the current page', () => {
+  assert.deepEqual(citationTarget('#goals', site), {internal: true, pathname: '', hash: '#goals', to: '#goals'});
+});
+
+test('hash ids are decoded (Docusaurus keeps non-ASCII letters)', () => {
+  assert.equal(hashToId('#caf%C3%A9-r%C3%A9sum%C3%A9'), 'café-résumé');
+  assert.equal(hashToId('#100%'), '100%');
+  assert.equal(hashToId(''), '');
+  assert.equal(hashToId('#'), '');
+});
+
+test('source labels name the section and the page once', () => {
+  assert.equal(citationLabel({title: 'PID control', section_title: 'Tuning'}), 'Tuning — PID control');
+  assert.equal(citationLabel({title: 'PID control', section_title: 'PID control'}), 'PID control');
+  assert.equal(citationLabel({url: '/x'}), '/x');
+});

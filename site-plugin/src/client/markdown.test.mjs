@@ -1,0 +1,112 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import {parseInline, parseMarkdown, safeHref, toPlainText} from './markdown.mjs';
+
+const ALLOWED_TYPES = new Set([
+  'paragraph', 'heading', 'list', 'code', 'quote', 'text', 'strong', 'emphasis', 'inlineCode', 'link', 'citation',
+]);
+
+function walk(nodes, visit) {
+  for (const node of nodes) {
+    visit(node);
+    if (node.children) walk(node.children, visit);
+    if (node.items) node.items.forEach((item) => walk(item, visit));
+  }
+}
+
+test('paragraphs, emphasis, code and lists', () => {
+  const blocks = parseMarkdown('A **PID** loop uses *feedback* and `kp`.\n\n- one\n- two\n\n1. first\n2. second');
+  assert.deepEqual(blocks[0], {
+    type: 'paragraph',
+    children: [
+      {type: 'text', value: 'A '},
+      {type: 'strong', children: [{type: 'text', value: 'PID'}]},
+      {type: 'text', value: ' loop uses '},
+      {type: 'emphasis', children: [{type: 'text', value: 'feedback'}]},
+      {type: 'text', value: ' and '},
+      {type: 'inlineCode', value: 'kp'},
+      {type: 'text', value: '.'},
+    ],
+  });
+  assert.equal(blocks[1].type, 'list');
+  assert.equal(blocks[1].ordered, false);
+  assert.deepEqual(blocks[1].items.map(toPlainText), ['one', 'two']);
+  assert.equal(blocks[2].ordered, true);
+  assert.equal(blocks[2].start, 1);
+});
+
+test('fenced code keeps its text verbatim', () => {
+  const [block] = parseMarkdown('```python\nprint("<b>hi</b>")\n```');
+  assert.deepEqual(block, {type: 'code', lang: 'python', value: 'print("<b>hi</b>")'});
+});
+
+test('[n] markers become citations only when the citation exists', () => {
+  const [p] = parseMarkdown('Gain matters [1]. Also [2, 3] and [9].', {citations: [{n: 1}, {n: 2}, {n: 3}]});
+  assert.deepEqual(
+    p.children.filter((n) => n.type === 'citation').map((n) => n.n),
+    [1, 2, 3],
+  );
+  assert.match(toPlainText(p.children), /and \[9\]\.$/);
+});
+
+test('a [text](url) link is not mistaken for a citation', () => {
+  const nodes = parseInline('see [1](/docs/x#y)', new Set([1]));
+  assert.deepEqual(nodes[1], {type: 'link', href: '/docs/x#y', children: [{type: 'text', value: '1'}]});
+});
+
+test('safeHref allows http(s), mailto, site paths and fragments only', () => {
+  for (const ok of ['https://a.b/c', 'http://a', 'mailto:x@y.z', '/docs/intro#goals', '#goals']) {
+    assert.equal(safeHref(ok), ok);
+  }
+  for (const bad of [
+    'javascript:alert(1)',
+    'JaVaScRiPt:alert(1)',
+    ' javascript:alert(1)',
+    'java\tscript:alert(1)',
+    'java\nscript:alert(1)',
+    '\u0001javascript:alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'vbscript:msgbox(1)',
+    '//evil.example/x',
+    '/\\evil.example',
+    'relative/path',
+    '',
+    null,
+  ]) {
+    assert.equal(safeHref(bad), null, String(bad));
+  }
+});
+
+test('a malicious answer yields only inert text and safe links', () => {
+  const evil = [
+    '<script>window.__xss = 1</script>',
+    '<img src=x onerror="window.__xss=2">',
+    '[click me](javascript:window.__xss=3) and [data](data:text/html;base64,PHNjcmlwdD4=)',
+    '<a href="javascript:alert(1)">raw link</a>',
+    '**<svg onload=alert(1)>**',
+    '```html\n<iframe src="javascript:alert(1)"></iframe>\n```',
+  ].join('\n\n');
+  const blocks = parseMarkdown(evil);
+  const hrefs = [];
+  walk(blocks, (node) => {
+    assert.ok(ALLOWED_TYPES.has(node.type), node.type);
+    assert.deepEqual(
+      Object.keys(node).filter((k) => !['type', 'children', 'value', 'href', 'n', 'items', 'ordered', 'start', 'level', 'lang'].includes(k)),
+      [],
+    );
+    if (node.type === 'link') hrefs.push(node.href);
+  });
+  assert.deepEqual(hrefs, []);
+  // The markup survives as visible text, which React escapes.
+  const text = blocks.map((b) => (b.type === 'code' ? b.value : toPlainText(b.children))).join('\n');
+  assert.match(text, /<script>window\.__xss = 1<\/script>/);
+  assert.match(text, /<img src=x onerror="window\.__xss=2">/);
+  assert.match(text, /click me and data/);
+});
+
+test('pathological input stays fast and bounded', () => {
+  const started = Date.now();
+  parseMarkdown('*'.repeat(50000) + '['.repeat(50000) + '`'.repeat(50000));
+  parseMarkdown('[a](b '.repeat(20000));
+  assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+});

@@ -1,0 +1,71 @@
+/** Plugin factory: wires Docusaurus lifecycle hooks to the options, manifest and indexer modules. */
+'use strict';
+
+const path = require('node:path');
+const {publicConfig, validateOptions} = require('./options');
+const {buildManifest, findDocsPlugins, isInside, manifestFile, writeManifest} = require('./manifest');
+const {runIndexer} = require('./indexer');
+
+const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
+
+/** Folder the first docs plugin reads Markdown from (the indexer's DOCS argument). */
+function docsDirOf(props) {
+  const [docsPlugin] = findDocsPlugins(props.plugins);
+  const current = docsPlugin.content.loadedVersions?.find((v) => v.versionName === 'current');
+  return current?.contentPath ?? path.resolve(props.siteDir, docsPlugin.options?.path ?? 'docs');
+}
+
+function pluginTextbookChat(context, options) {
+  return {
+    name: PLUGIN_NAME,
+
+    getThemePath() {
+      return path.resolve(__dirname, '../theme');
+    },
+
+    async contentLoaded({actions}) {
+      // Read in the browser with usePluginData(PLUGIN_NAME): public values only, never a key.
+      actions.setGlobalData(publicConfig(options));
+    },
+
+    async postBuild(props) {
+      const manifest = buildManifest(props);
+      const file = manifestFile(options.manifestPath, props);
+      if (isInside(file, props.outDir)) {
+        console.warn(
+          `[textbook-chat] the build manifest ${file} is inside the build folder and will be published; ` +
+            'set "manifestPath" outside it unless you mean to publish it.',
+        );
+      }
+      await writeManifest(file, manifest);
+      console.log(`[textbook-chat] wrote the build manifest (${manifest.docs.length} docs) to ${file}`);
+      if (options.indexer.run) {
+        await runIndexer({
+          command: options.indexer.command,
+          args: options.indexer.args,
+          docsDir: docsDirOf(props),
+          manifestPath: file,
+          cwd: props.siteDir,
+        });
+      }
+    },
+  };
+}
+
+/** `npm run swizzle docusaurus-plugin-textbook-chat TextbookChat -- --eject|--wrap` is supported. */
+function getSwizzleConfig() {
+  return {
+    components: {
+      TextbookChat: {
+        actions: {eject: 'safe', wrap: 'safe'},
+        description: 'The chat widget: floating button, panel and "Ask about this" popover.',
+      },
+    },
+  };
+}
+
+module.exports = pluginTextbookChat;
+module.exports.default = pluginTextbookChat;
+module.exports.validateOptions = validateOptions;
+module.exports.getSwizzleConfig = getSwizzleConfig;
+module.exports.PLUGIN_NAME = PLUGIN_NAME;

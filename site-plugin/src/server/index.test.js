@@ -1,0 +1,83 @@
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const {normalizePluginOptions} = require('@docusaurus/utils-validation');
+const plugin = require('./index');
+
+function site() {
+  const siteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-site-'));
+  const props = {
+    siteDir,
+    outDir: path.join(siteDir, 'build') + path.sep,
+    baseUrl: '/book/',
+    siteConfig: {url: 'https://example.org', baseUrl: '/book/'},
+    i18n: {currentLocale: 'en', defaultLocale: 'en'},
+    plugins: [
+      {
+        name: 'docusaurus-plugin-content-docs',
+        options: {routeBasePath: 'docs', path: 'docs'},
+        content: {
+          loadedVersions: [
+            {
+              versionName: 'current',
+              contentPath: path.join(siteDir, 'docs'),
+              docs: [{id: 'intro', title: 'Intro', source: '@site/docs/intro.md', permalink: '/book/docs/intro', version: 'current', frontMatter: {}}],
+            },
+          ],
+        },
+      },
+    ],
+  };
+  return {siteDir, props};
+}
+
+const options = (o = {}) => plugin.validateOptions({validate: normalizePluginOptions, options: o});
+
+test('the plugin exposes its theme and only public global data', async () => {
+  const instance = plugin({siteDir: '/x'}, options({apiUrl: 'https://api.example.org/'}));
+  assert.equal(instance.name, 'docusaurus-plugin-textbook-chat');
+  assert.ok(fs.existsSync(path.join(instance.getThemePath(), 'TextbookChat', 'index.jsx')));
+  assert.ok(fs.existsSync(path.join(instance.getThemePath(), 'Root', 'index.jsx')));
+  let data;
+  await instance.contentLoaded({actions: {setGlobalData: (d) => (data = d)}});
+  assert.equal(data.apiUrl, 'https://api.example.org');
+  assert.equal(data.maxSelectionChars, 8000);
+  assert.equal('indexer' in data || 'manifestPath' in data, false);
+});
+
+test('postBuild writes the manifest outside the build folder by default', async () => {
+  const {siteDir, props} = site();
+  await plugin({siteDir}, options()).postBuild(props);
+  const manifest = JSON.parse(fs.readFileSync(path.join(siteDir, '.textbook-chat', 'manifest.json'), 'utf8'));
+  assert.equal(manifest.docs.length, 1);
+  assert.equal(manifest.docs[0].permalink, '/book/docs/intro');
+  fs.rmSync(siteDir, {recursive: true});
+});
+
+test('postBuild runs the indexer when asked and fails the build with its message', async () => {
+  const {siteDir, props} = site();
+  const cli = path.join(siteDir, 'fake-cli');
+  fs.writeFileSync(
+    cli,
+    `#!${process.execPath}\nconst a = process.argv.slice(2);\n` +
+      "require('fs').writeFileSync(__dirname + '/argv.json', JSON.stringify(a));\n" +
+      "if (a.includes('--fail')) { console.error('Qdrant at http://q:6333 refused the connection'); process.exit(1); }\n",
+    {mode: 0o755},
+  );
+  await plugin({siteDir}, options({indexer: {run: true, command: cli}})).postBuild(props);
+  const argv = JSON.parse(fs.readFileSync(path.join(siteDir, 'argv.json'), 'utf8'));
+  assert.deepEqual(argv, ['index', path.join(siteDir, 'docs'), '--manifest', path.join(siteDir, '.textbook-chat', 'manifest.json')]);
+  await assert.rejects(
+    plugin({siteDir}, options({indexer: {run: true, command: cli, args: ['--fail']}})).postBuild(props),
+    /Qdrant at http:\/\/q:6333 refused the connection/,
+  );
+  fs.rmSync(siteDir, {recursive: true});
+});
+
+test('swizzle config marks the widget safe to eject and wrap', () => {
+  assert.deepEqual(plugin.getSwizzleConfig().components.TextbookChat.actions, {eject: 'safe', wrap: 'safe'});
+});

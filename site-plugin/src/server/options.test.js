@@ -1,0 +1,73 @@
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const {normalizePluginOptions} = require('@docusaurus/utils-validation');
+const {DEFAULT_OPTIONS, DEFAULT_LABELS, validateOptions, publicConfig} = require('./options');
+
+// The same callback Docusaurus passes to validateOptions at startup.
+const validate = (options) => validateOptions({validate: normalizePluginOptions, options});
+const errorOf = (options) => {
+  try {
+    validate(options);
+  } catch (error) {
+    return error.message;
+  }
+  assert.fail(`expected ${JSON.stringify(options)} to be rejected`);
+};
+
+test('validate({}) equals the documented defaults', () => {
+  assert.deepEqual(validate({}), {...DEFAULT_OPTIONS, id: 'default'});
+  assert.deepEqual(validate(undefined), {...DEFAULT_OPTIONS, id: 'default'});
+});
+
+test('the defaults are the ones the README documents', () => {
+  assert.deepEqual(DEFAULT_OPTIONS, {
+    apiUrl: 'http://127.0.0.1:8787',
+    manifestPath: '.textbook-chat/manifest.json',
+    indexer: {run: false, command: 'textbook-chat', args: []},
+    maxSelectionChars: 8000,
+    selection: true,
+    selectionSelector: 'article .markdown',
+    requestTimeoutMs: 30000,
+    labels: DEFAULT_LABELS,
+  });
+});
+
+test('partial nested options keep the other defaults', () => {
+  const options = validate({indexer: {run: true}, labels: {button: 'Frag das Buch'}, apiUrl: '/api'});
+  assert.deepEqual(options.indexer, {run: true, command: 'textbook-chat', args: []});
+  assert.equal(options.labels.button, 'Frag das Buch');
+  assert.equal(options.labels.send, DEFAULT_LABELS.send);
+  assert.equal(options.apiUrl, '/api');
+});
+
+test('wrong options fail with a message naming the option', () => {
+  assert.equal(errorOf({maxSelectionChars: '8000'}), '"maxSelectionChars" must be a number');
+  assert.equal(errorOf({maxSelectionChars: 0}), '"maxSelectionChars" must be greater than or equal to 1');
+  assert.equal(errorOf({indexer: {run: 'yes'}}), '"indexer.run" must be a boolean');
+  assert.equal(errorOf({indexer: {args: '--dry-run'}}), '"indexer.args" must be an array');
+  assert.equal(errorOf({labels: {button: ''}}), '"labels.button" is not allowed to be empty');
+  assert.equal(errorOf({apiKey: 'sk-secret'}), '"apiKey" is not allowed');
+  assert.equal(
+    errorOf({apiUrl: 'ftp://example.com'}),
+    '"apiUrl" must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got ftp://example.com)',
+  );
+  assert.equal(errorOf({apiUrl: 42}), '"apiUrl" must be a string');
+  assert.equal(errorOf({requestTimeoutMs: 10}), '"requestTimeoutMs" must be greater than or equal to 1000');
+});
+
+test('only public values reach the browser', () => {
+  const options = validate({apiUrl: 'https://api.example.com/prod/', indexer: {run: true, command: '/secret/path/textbook-chat'}});
+  const config = publicConfig(options);
+  assert.deepEqual(Object.keys(config).sort(), [
+    'apiUrl',
+    'labels',
+    'maxSelectionChars',
+    'requestTimeoutMs',
+    'selection',
+    'selectionSelector',
+  ]);
+  assert.equal(config.apiUrl, 'https://api.example.com/prod');
+  assert.doesNotMatch(JSON.stringify(config), /secret|manifest|indexer/);
+});

@@ -1,0 +1,265 @@
+/** The chat widget: floating button, panel, conversation and "Ask about this". Swizzle it to customise. */
+import React, {useCallback, useEffect, useRef, useState} from 'react';
+import {useHistory} from '@docusaurus/router';
+import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
+import {usePluginData} from '@docusaurus/useGlobalData';
+import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mjs';
+import {citationTarget, hashToId} from '../../client/citations.mjs';
+import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
+import Answer from './Answer';
+import SelectionPopover from './SelectionPopover';
+import styles from './styles.module.css';
+
+const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
+const DEFAULT_SELECTION_QUESTION = 'Explain this passage.';
+const EXCERPT_CHARS = 280;
+const PHONE_QUERY = '(max-width: 600px)';
+
+let counter = 0;
+const newId = () => `m${Date.now().toString(36)}${(counter += 1)}`;
+const excerpt = (text) => (text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text);
+const samePath = (a, b) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+function sessionStore() {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** Scroll to the heading once the target page has rendered it (the old page may hold the same id). */
+function scrollToId(id, stale) {
+  if (!id) return;
+  const started = Date.now();
+  const tick = () => {
+    const element = document.getElementById(id);
+    if (element && element !== stale && element.isConnected) {
+      element.scrollIntoView({block: 'start'});
+      return;
+    }
+    if (Date.now() - started < 8000) window.setTimeout(tick, 50);
+  };
+  tick();
+}
+
+export default function TextbookChat() {
+  const config = usePluginData(PLUGIN_NAME);
+  const {siteConfig} = useDocusaurusContext();
+  const history = useHistory();
+  const {labels, apiUrl, requestTimeoutMs} = config;
+
+  const [open, setOpen] = useState(false);
+  const [messages, setMessages] = useState([]);
+  const [loaded, setLoaded] = useState(false);
+  const [input, setInput] = useState('');
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState(null);
+  const [selection, setSelection] = useState(null);
+  const guard = useRef(createInFlightGuard()).current;
+  const inputRef = useRef(null);
+  const toggleRef = useRef(null);
+  const logRef = useRef(null);
+
+  useEffect(() => {
+    setMessages(loadConversation(sessionStore()));
+    setLoaded(true);
+  }, []);
+  useEffect(() => {
+    if (loaded) saveConversation(sessionStore(), messages);
+  }, [messages, loaded]);
+  useEffect(() => {
+    if (open) inputRef.current?.focus();
+  }, [open, selection]);
+  useEffect(() => {
+    if (logRef.current) logRef.current.scrollTop = logRef.current.scrollHeight;
+  }, [messages, pending, error, open]);
+
+  const close = useCallback(() => {
+    setOpen(false);
+    toggleRef.current?.focus();
+  }, []);
+
+  const resolve = useCallback(
+    (url) => citationTarget(url, {baseUrl: siteConfig.baseUrl, siteUrl: siteConfig.url, origin: window.location.origin}),
+    [siteConfig.baseUrl, siteConfig.url],
+  );
+
+  const onNavigate = useCallback(
+    (event, target) => {
+      if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      event.preventDefault();
+      const id = hashToId(target.hash);
+      const samePage = !target.pathname || samePath(target.pathname, window.location.pathname);
+      const stale = samePage || !id ? null : document.getElementById(id);
+      history.push(target.pathname ? target.to : `${window.location.pathname}${target.to}`);
+      // On a phone the panel covers the page: get out of the way of the section.
+      if (window.matchMedia?.(PHONE_QUERY).matches) setOpen(false);
+      scrollToId(id, stale);
+    },
+    [history],
+  );
+
+  const ask = async () => {
+    const typed = input.trim();
+    if (!typed && !selection) {
+      inputRef.current?.focus();
+      return;
+    }
+    // A ref, not state: a second click in the same frame must see the first one.
+    if (!guard.begin('ask')) return;
+    const question = typed || DEFAULT_SELECTION_QUESTION;
+    setPending(true);
+    setError(null);
+    try {
+      const path = selection ? 'selection' : 'chat';
+      const body = selection
+        ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {})}
+        : {question, history: historyForRequest(messages), page_url: window.location.pathname};
+      const answer = normaliseAnswer(await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs}));
+      setMessages((previous) => [
+        ...previous,
+        {id: newId(), role: 'user', content: question, ...(selection ? {selection: excerpt(selection.text)} : {})},
+        {
+          id: newId(),
+          role: 'assistant',
+          content: answer.answer,
+          citations: answer.citations,
+          lowConfidence: answer.lowConfidence,
+          relatedTopics: answer.relatedTopics,
+          requestId: answer.requestId,
+        },
+      ]);
+      setInput('');
+      setSelection(null);
+    } catch (failure) {
+      // The question stays in the box so the reader can send it again.
+      setError(failure instanceof ApiError ? failure.message : 'Something went wrong. Please try again.');
+    } finally {
+      guard.end('ask');
+      setPending(false);
+    }
+  };
+
+  const patch = (id, change) => setMessages((previous) => previous.map((m) => (m.id === id ? {...m, ...change} : m)));
+
+  const rate = async (message, rating) => {
+    if (message.rating || !guard.begin(`rate:${message.id}`)) return;
+    patch(message.id, {rating_pending: true, ratingError: null});
+    try {
+      await postJson(fetch, endpoint(apiUrl, 'feedback'), {request_id: message.requestId, rating}, {timeoutMs: requestTimeoutMs});
+      patch(message.id, {rating, rating_pending: false});
+    } catch (failure) {
+      patch(message.id, {rating_pending: false, ratingError: failure instanceof ApiError ? failure.message : 'Could not send feedback.'});
+    } finally {
+      guard.end(`rate:${message.id}`);
+    }
+  };
+
+  const askAboutSelection = (picked) => {
+    setSelection(picked);
+    setError(null);
+    setOpen(true);
+  };
+
+  const onKeyDown = (event) => {
+    if (event.key === 'Escape') {
+      event.stopPropagation();
+      close();
+    }
+  };
+
+  return (
+    <div data-textbook-chat="" className={styles.root}>
+      {config.selection && (
+        <SelectionPopover selector={config.selectionSelector} maxChars={config.maxSelectionChars} label={labels.askSelection} onAsk={askAboutSelection} />
+      )}
+      <button
+        ref={toggleRef}
+        type="button"
+        className={`${styles.toggle} ${open ? styles.toggleOpen : ''}`}
+        aria-expanded={open}
+        aria-controls="textbook-chat-panel"
+        aria-label={open ? labels.close : labels.button}
+        onClick={() => (open ? close() : setOpen(true))}>
+        <span aria-hidden="true">{open ? '✕' : '💬'}</span>
+        <span className={styles.toggleText}>{open ? '' : labels.button}</span>
+      </button>
+      {open && (
+        <section id="textbook-chat-panel" className={styles.panel} role="dialog" aria-modal="false" aria-labelledby="textbook-chat-title" onKeyDown={onKeyDown}>
+          <header className={styles.header}>
+            <h2 id="textbook-chat-title" className={styles.title}>{labels.title}</h2>
+            {messages.length > 0 && (
+              <button type="button" className={styles.textButton} onClick={() => setMessages([])} disabled={pending}>
+                {labels.clear}
+              </button>
+            )}
+            <button type="button" className={styles.iconButton} aria-label={labels.close} title={labels.close} onClick={close}>
+              <span aria-hidden="true">✕</span>
+            </button>
+          </header>
+          <div ref={logRef} className={styles.log} role="log" aria-live="polite" aria-relevant="additions">
+            {messages.length === 0 && !pending && <p className={styles.empty}>{labels.empty}</p>}
+            {messages.map((message) =>
+              message.role === 'user' ? (
+                <div key={message.id} className={styles.question}>
+                  {message.selection && <blockquote className={styles.quoted}>{message.selection}</blockquote>}
+                  <p>{message.content}</p>
+                </div>
+              ) : (
+                <Answer key={message.id} message={message} labels={labels} resolve={resolve} onNavigate={onNavigate} onRate={rate} />
+              ),
+            )}
+            {pending && (
+              <p className={styles.loading} role="status">
+                <span className={styles.spinner} aria-hidden="true" /> {labels.thinking}
+              </p>
+            )}
+          </div>
+          {error && (
+            <p className={styles.error} role="alert">
+              {error}
+            </p>
+          )}
+          <form
+            className={styles.form}
+            onSubmit={(event) => {
+              event.preventDefault();
+              ask();
+            }}>
+            {selection && (
+              <div className={styles.selectionBox}>
+                <blockquote className={styles.quoted} aria-label="Selected text">{excerpt(selection.text)}</blockquote>
+                <button type="button" className={styles.iconButton} aria-label="Stop asking about the selection" onClick={() => setSelection(null)}>
+                  <span aria-hidden="true">✕</span>
+                </button>
+              </div>
+            )}
+            <label htmlFor="textbook-chat-input" className={styles.srOnly}>
+              {selection ? labels.selectionPlaceholder : labels.placeholder}
+            </label>
+            <textarea
+              id="textbook-chat-input"
+              ref={inputRef}
+              className={styles.input}
+              rows={2}
+              value={input}
+              readOnly={pending}
+              placeholder={selection ? labels.selectionPlaceholder : labels.placeholder}
+              onChange={(event) => setInput(event.target.value)}
+              onKeyDown={(event) => {
+                if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+                  event.preventDefault();
+                  ask();
+                }
+              }}
+            />
+            <button type="submit" className={`button button--primary ${styles.send}`} disabled={pending} aria-busy={pending}>
+              {labels.send}
+            </button>
+          </form>
+        </section>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+"""Fixtures for the API tests: a real local Qdrant holding the tiny book, fakes, deps, clients."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from functions.app import create_app
+from functions.deps import Deps
+from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
+from functions.settings import Settings
+from functions.sparse import encode_document, terms
+from functions.store import QdrantStore
+from tests.fakes.conftest_plugin import fake_embedder, fake_openai  # noqa: F401 (fixtures)
+from tests.fakes.embedder import FakeEmbedder
+from tests.functions.book import chunks
+
+DIM = 64
+
+
+class ContentEmbedder(FakeEmbedder):
+    """FakeEmbedder over content words only: off-topic questions then score clearly lower."""
+
+    def _embed(self, text: str) -> list[float]:
+        return super()._embed(" ".join(terms(text)))
+
+
+class MemoryFeedback:
+    """FeedbackStore in memory (same interface as functions.feedback's stores)."""
+
+    def __init__(self):
+        self.answers: dict[str, dict] = {}
+        self.feedback: dict[str, tuple[str, str | None]] = {}
+
+    def record_answer(self, request_id, question, citations, low_confidence, mode) -> None:
+        self.answers[request_id] = {"question": question, "citations": citations,
+                                    "low_confidence": low_confidence, "mode": mode}
+
+    def save_feedback(self, request_id, rating, comment) -> bool:
+        if request_id not in self.answers:
+            return False
+        self.feedback[request_id] = (rating, comment)
+        return True
+
+
+def index_book(store: QdrantStore, embedder) -> None:
+    items = chunks(embedder.model_name)
+    store.ensure_collection(embedder.model_name, embedder.dimension)
+    vectors = embedder.embed_batch([c.embed_text for c in items])
+    store.upsert([(c.point_id, c.payload(), v, encode_document(c.embed_text))
+                  for c, v in zip(items, vectors, strict=True)])
+
+
+@pytest.fixture(scope="session")
+def book_settings(tmp_path_factory) -> Settings:
+    # The fake embedder's threshold: on-topic questions score >= 0.34, off-topic <= 0.23 here.
+    return Settings(qdrant_path=str(tmp_path_factory.mktemp("qdrant")), collection="book",
+                    low_confidence_threshold=0.3, allowed_origins=("https://reader.example",))
+
+
+@pytest.fixture(scope="session")
+def book_store(book_settings):
+    store = QdrantStore.open(book_settings)
+    index_book(store, ContentEmbedder(DIM))
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def make_deps(book_settings, book_store):
+    def make(**given) -> Deps:
+        given.setdefault("search", book_store)
+        given.setdefault("embedder", ContentEmbedder(DIM))
+        given.setdefault("chat_model", None)
+        given.setdefault("rate_limiter", MemoryRateLimiter(1000, 10000))
+        given.setdefault("spend_cap", MemorySpendCap(10_000_000))
+        given.setdefault("feedback", MemoryFeedback())
+        settings = given.pop("settings", book_settings)
+        return Deps(settings, env={}, **given)
+    return make
+
+
+@pytest.fixture
+def client(make_deps):
+    """A TestClient over the combined app (chat + selection) with default fakes."""
+    def make(routes: str = "all", **given) -> TestClient:
+        deps = make_deps(**given)
+        test_client = TestClient(create_app(deps, routes), raise_server_exceptions=False)
+        test_client.deps = deps
+        return test_client
+    return make

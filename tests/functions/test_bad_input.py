@@ -1,0 +1,110 @@
+"""Bad input gets the right status and a message a reader understands; nothing crashes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from functions.errors import StoreUnavailableError
+from functions.qdrant_http import QdrantHttp
+from functions.store import QdrantStore
+
+CASES = [
+    # (route, raw body, status, code, words in the message)
+    ("/chat", b'{"question": ""}', 422, "empty_field", "type a question"),
+    ("/chat", b'{"question": "   \\n\\t "}', 422, "empty_field", "empty"),
+    ("/chat", json.dumps({"question": "x" * 100_000}).encode(), 413, "too_large", "KB"),
+    ("/chat", json.dumps({"question": "x" * 5000}).encode(), 413, "too_large", "2,000"),
+    ("/chat", b'{"question": "loop', 400, "invalid_json", "not valid JSON"),
+    ("/chat", b"", 400, "empty_body", "empty"),
+    ("/chat", b"\xff\xfe\x00q", 400, "bad_encoding", "UTF-8"),
+    ("/chat", b'["question"]', 422, "invalid_field", "JSON object"),
+    ("/chat", b'{"question": 42}', 422, "invalid_field", "must be a string"),
+    ("/chat", b'{"question": "hi", "top_k": "5"}', 422, "invalid_field", "top_k"),
+    ("/chat", b'{"question": "hi", "top_k": 99}', 422, "invalid_field", "1 to 10"),
+    ("/chat", b'{"question": "hi", "mode": "telepathy"}', 422, "invalid_field", "hybrid"),
+    ("/chat", b'{"question": "hi", "colour": "red"}', 422, "unknown_field", "colour"),
+    ("/chat", b'{"question": "hi", "history": "nope"}', 422, "invalid_field", "history"),
+    ("/chat", json.dumps({"question": "hi", "history": [{"role": "user", "content": "q"}] * 1000})
+     .encode(), 413, "too_large", "1000 messages"),
+    ("/chat", b'{"question": "hi", "history": [{"role": "system", "content": "x"}]}', 422,
+     "invalid_field", "user or assistant"),
+    ("/chat", b'{"question": "hi", "filters": {"tag": "x"}}', 422, "invalid_field", "module"),
+    ("/chat", b'{"question": "hi", "page_url": "javascript:alert(1)"}', 422, "invalid_field",
+     "URL"),
+    ("/selection", b'{"question": "what?"}', 422, "missing_field", "select some text"),
+    ("/selection", b'{"question": "what?", "selected_text": " "}', 422, "empty_field",
+     "select some text"),
+    ("/selection", b'{"question": "q", "selected_text": "t", "anchor": "\\"><script>"}', 422,
+     "invalid_field", "heading id"),
+    ("/selection", json.dumps({"question": "q", "selected_text": "word " * 5000}).encode(), 413,
+     "selection_too_large", "tokens"),
+    ("/feedback", b'{"request_id": "x", "rating": "meh"}', 422, "invalid_field", "up"),
+]
+
+
+@pytest.mark.parametrize(("route", "raw", "status", "code", "words"), CASES,
+                         ids=[f"{c[0]}-{c[3]}-{i}" for i, c in enumerate(CASES)])
+def test_bad_input(client, route, raw, status, code, words):
+    r = client().post(route, content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert body["error"]["code"] == code
+    assert words in body["error"]["message"]
+    assert body["request_id"] == r.headers["x-request-id"]
+    assert "Traceback" not in r.text
+
+
+def test_qdrant_unreachable(client):
+    dead = QdrantHttp("http://127.0.0.1:9", "book", timeout=0.5, retries=0)
+    r = client(search=dead).post("/chat", json={"question": "loop jitter"})
+    assert r.status_code == 503
+    assert r.json()["error"]["code"] == "index_unavailable"
+    assert "cannot be reached" in r.json()["error"]["message"]
+
+
+def test_collection_missing(client, book_store):
+    missing = QdrantStore(book_store.client, "no-such-book")
+    r = client(search=missing).post("/chat", json={"question": "loop jitter"})
+    assert r.status_code == 503
+    assert "textbook-chat index" in r.json()["error"]["message"]
+
+
+def test_model_mismatch_is_a_clear_503(client):
+    from tests.functions.conftest import ContentEmbedder
+
+    r = client(embedder=ContentEmbedder(64, model_name="text-embedding-3-small")).post(
+        "/chat", json={"question": "loop jitter"})
+    assert r.status_code == 503
+    msg = r.json()["error"]["message"]
+    assert r.json()["error"]["code"] == "model_mismatch"
+    assert "'fake-embedder'" in msg and "text-embedding-3-small" in msg and "EMBEDDING" in msg
+
+
+def test_configuration_error_answers_503_everywhere():
+    from starlette.testclient import TestClient
+
+    from functions.app import create_app
+    from functions.deps import Deps
+
+    deps = Deps.from_env({"CHAT_PROVIDER": "openai"})  # no OPENAI_API_KEY
+    c = TestClient(create_app(deps, "all"), raise_server_exceptions=False)
+    for r in (c.post("/chat", json={"question": "x"}), c.get("/health"),
+              c.post("/selection", json={"question": "q", "selected_text": "t"})):
+        assert r.status_code == 503
+        assert "OPENAI_API_KEY" in r.json()["error"]["message"]
+
+
+def test_store_errors_never_leak_internals(client):
+    class Broken:
+        def collection_meta(self):
+            raise RuntimeError("secret internal path /var/task/x.py line 3")
+
+        def search(self, *a, **k):
+            raise AssertionError
+
+    r = client(search=Broken()).post("/chat", json={"question": "loop jitter"})
+    assert r.status_code == 500
+    assert "secret" not in r.text and r.json()["error"]["code"] == "internal"
+    assert isinstance(StoreUnavailableError("x"), Exception)

@@ -1,0 +1,40 @@
+"""Citation markers: kept only when they name a context block, renumbered in order of use."""
+
+from __future__ import annotations
+
+from functions.citations import link_citations, related_topics, snippet
+from functions.search_types import SearchHit
+
+
+def hit(i: int, section: str = "S", url: str | None = None) -> SearchHit:
+    return SearchHit(i, 0.5, 0.8123, {"doc_title": "Doc", "section_title": f"{section}{i}",
+                                     "url": url or f"/d#s{i}", "doc_path": "d.md",
+                                     "content": "**Bold** text with `code` and [a link](x)."})
+
+
+HITS = [hit(1), hit(2), hit(3)]
+
+
+def test_renumbers_in_order_of_first_use_and_drops_unknown():
+    text, cites = link_citations("B [3]. A [1][7]. B again [3, 1]. Zero [0].", HITS)
+    assert text == "B [1]. A [2]. B again [1][2]. Zero."
+    assert [(c["n"], c["url"]) for c in cites] == [(1, "/d#s3"), (2, "/d#s1")]
+    assert cites[0] == {"n": 1, "title": "Doc", "section_title": "S3", "url": "/d#s3",
+                        "doc_path": "d.md", "score": 0.812,
+                        "snippet": "Bold text with code and a link."}
+
+
+def test_no_markers_no_citations():
+    assert link_citations("Plain answer.", HITS) == ("Plain answer.", [])
+    assert link_citations("Only bogus [12].", HITS) == ("Only bogus.", [])
+
+
+def test_snippet_cuts_at_a_word():
+    assert snippet("word " * 100, 23) == "word word word word…"
+
+
+def test_related_topics_distinct_and_capped():
+    hits = [hit(1), hit(2, url="/d#s1"), hit(3), hit(4), hit(5)]
+    assert related_topics(hits) == [{"title": "Doc › S1", "url": "/d#s1"},
+                                    {"title": "Doc › S3", "url": "/d#s3"},
+                                    {"title": "Doc › S4", "url": "/d#s4"}]

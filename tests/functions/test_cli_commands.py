@@ -1,0 +1,111 @@
+"""`ask`, `invoke` and `serve` in fresh processes, with the real handler modules and a real
+local index of the tiny book embedded by the local MiniLM model (the embedded defaults)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from functions.settings import Settings
+from functions.store import QdrantStore
+from tests.functions.conftest import index_book
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def minilm_env(tmp_path_factory):
+    from functions.embeddings.local import LocalMiniLM
+
+    folder = tmp_path_factory.mktemp("cli")
+    store = QdrantStore.open(Settings(qdrant_path=str(folder / "qdrant")))
+    index_book(store, LocalMiniLM())
+    store.close()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "QDRANT_URL", "DYNAMODB_TABLE")}
+    env.update(PYTHONPATH=str(ROOT), QDRANT_PATH=str(folder / "qdrant"))
+    return env, folder
+
+
+def cli(env, cwd, *args, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_invoke_chat_with_a_question(minilm_env):
+    env, cwd = minilm_env
+    out = cli(env, cwd, "invoke", "chat", "--question", "How do I measure loop jitter?")
+    assert out.returncode == 0, out.stderr
+    response = json.loads(out.stdout)
+    assert response["statusCode"] == 200
+    body = json.loads(response["body"])
+    assert body["citations"][0]["url"] == "/book/docs/loop#loop-jitter"
+    assert body["low_confidence"] is False
+
+
+def test_ask_off_topic_and_selection(minilm_env):
+    env, cwd = minilm_env
+    out = cli(env, cwd, "ask", "What is the capital of Australia?", "--json")
+    body = json.loads(out.stdout)
+    assert out.returncode == 0 and body["low_confidence"] is True and body["related_topics"]
+    out = cli(env, cwd, "ask", "What is jitter?", "--selection",
+              "Jitter is the variation of the loop period.", "--page-url", "/book/docs/loop",
+              "--anchor", "loop-jitter")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "Jitter is the variation of the loop period [1]."
+    assert "/book/docs/loop#loop-jitter" in out.stdout
+
+
+def test_invoke_event_file_with_bad_json(minilm_env, tmp_path):
+    from functions.cli_commands import api_gateway_event
+
+    env, cwd = minilm_env
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(api_gateway_event("/selection", '{"question": ')))
+    out = cli(env, cwd, "invoke", "selection", "--event", str(event))
+    assert out.returncode == 1
+    response = json.loads(out.stdout)
+    assert response["statusCode"] == 400
+    assert json.loads(response["body"])["error"]["code"] == "invalid_json"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_runs_both_apps_on_localhost(minilm_env):
+    env, cwd = minilm_env
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--port", str(port)],
+                            env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("serve did not start")
+        r = httpx.post(base + "/chat", json={"question": "How does a gyroscope drift?"},
+                       headers={"Origin": "http://localhost:3000"}, timeout=60)
+        assert r.status_code == 200
+        assert r.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert r.json()["citations"][0]["url"].endswith("#gyroscope-drift")
+        r = httpx.post(base + "/selection", json={"question": "what?", "selected_text": "text"},
+                       headers={"Origin": "https://evil.example"}, timeout=10)
+        assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -1,0 +1,28 @@
+"""Confidence levels from dense similarities, per-model thresholds and the override."""
+
+from __future__ import annotations
+
+from functions.confidence import assess, score, thresholds
+from functions.search_types import SearchHit
+
+
+def hits(*sims: float) -> list[SearchHit]:
+    return [SearchHit(i, 0.0, s, {}) for i, s in enumerate(sims)]
+
+
+def test_score_blends_best_and_top_three():
+    assert score(hits(0.8, 0.5, 0.2)) == 0.7 * 0.8 + 0.3 * 0.5
+    assert score([]) == 0.0
+
+
+def test_levels_per_model():
+    assert assess(hits(0.7, 0.6), "all-MiniLM-L6-v2").level == "ok"
+    assert assess(hits(0.5, 0.45), "text-embedding-3-small").level == "ok"
+    assert assess(hits(0.5, 0.45), "text-embedding-ada-002").level == "none"
+    assert assess([], "all-MiniLM-L6-v2").level == "none"
+
+
+def test_override_moves_both_thresholds():
+    low, none = thresholds("all-MiniLM-L6-v2", 0.5)
+    assert low == 0.5 and none < low
+    assert assess(hits(0.45), "all-MiniLM-L6-v2", 0.5).low

@@ -1,0 +1,36 @@
+"""The offline answerer picks matching prose sentences and cites them."""
+
+from __future__ import annotations
+
+from functions.extractive import answer, sentences
+
+DOC1 = """Intro line that is long enough to count as prose.
+
+```python
+jitter = measure()  # code is never quoted
+```
+
+| Term | Meaning |
+|---|---|
+| jitter | table rows are skipped |
+
+Jitter is the variation of the loop period. Measure jitter with a monotonic clock."""
+DOC2 = "Encoders count ticks on a wheel. Jitter also affects encoders sampled in the loop."
+
+
+def test_sentences_skip_code_and_tables():
+    out = sentences(DOC1)
+    assert "Jitter is the variation of the loop period." in out
+    assert not any("measure()" in s or "table rows" in s for s in out)
+
+
+def test_answer_cites_each_sentence_with_its_source():
+    text = answer("How do I measure jitter?", [DOC1, DOC2])
+    assert "Measure jitter with a monotonic clock [1]." in text
+    assert text.count("[") <= 3
+    assert "[2]" not in text or "Jitter also affects encoders" in text
+
+
+def test_answer_falls_back_to_the_first_sentence():
+    assert answer("zebra?", [DOC2]) == "Encoders count ticks on a wheel [1]."
+    assert answer("zebra?", []) == ""

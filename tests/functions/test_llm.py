@@ -1,0 +1,87 @@
+"""The httpx OpenAI client against the fake OpenAI-compatible server: retries, timeouts, errors."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from functions.errors import UpstreamError
+from functions.llm import HttpOpenAIEmbedder, OpenAIChat, OpenAIHttp
+from tests.fakes.openai_server import embedding_for
+
+MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
+
+
+def chat(server, **kw) -> OpenAIChat:
+    return OpenAIChat(OpenAIHttp("test-key", server.base_url, **kw))
+
+
+def test_completion_and_request_shape(fake_openai):
+    fake_openai.reply_next("Jitter is variation [1].")
+    out = chat(fake_openai).complete(MESSAGES)
+    assert out.text == "Jitter is variation [1]." and out.total_tokens > 0
+    sent = fake_openai.chat_requests[0]
+    assert sent.body["model"] == "gpt-4o-mini"
+    assert sent.body["temperature"] == 0.3 and sent.body["max_tokens"] == 800
+    assert sent.body["stream"] is False
+    assert sent.headers["authorization"] == "Bearer test-key"
+
+
+def test_429_then_success_honours_retry_after(fake_openai):
+    fake_openai.fail_next(status=429, retry_after=0.2, endpoint="chat")
+    start = time.monotonic()
+    out = chat(fake_openai).complete(MESSAGES)
+    assert out.text and time.monotonic() - start >= 0.2
+    assert [r.status for r in fake_openai.requests] == [429, 200]
+
+
+def test_500s_are_retried_then_fail_typed(fake_openai):
+    fake_openai.fail_next(status=500, times=3)
+    with pytest.raises(UpstreamError) as err:
+        chat(fake_openai).complete(MESSAGES)
+    assert err.value.status == 500 and len(fake_openai.requests) == 3
+
+
+def test_401_is_not_retried(fake_openai):
+    fake_openai.api_key = "right-key"
+    with pytest.raises(UpstreamError) as err:
+        chat(fake_openai).complete(MESSAGES)
+    assert err.value.status == 401 and len(fake_openai.requests) == 1
+
+
+def test_timeout_ends_within_the_deadline(fake_openai):
+    fake_openai.delay_next(5.0, times=3)
+    start = time.monotonic()
+    with pytest.raises(UpstreamError, match="in time"):
+        chat(fake_openai, timeout=0.3, deadline=2.0).complete(MESSAGES)
+    assert time.monotonic() - start < 2.5
+
+
+def test_retry_after_longer_than_the_deadline_fails_fast(fake_openai):
+    fake_openai.fail_next(status=429, retry_after=60)
+    start = time.monotonic()
+    with pytest.raises(UpstreamError) as err:
+        chat(fake_openai, deadline=5.0).complete(MESSAGES)
+    assert err.value.status == 429 and err.value.retry_after == 60
+    assert time.monotonic() - start < 1.0
+
+
+def test_http_embedder_matches_the_server(fake_openai):
+    emb = HttpOpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url))
+    assert emb.dimension == 1536
+    vecs = emb.embed_batch(["loop jitter", "encoders"])
+    assert vecs[0] == pytest.approx(embedding_for("loop jitter", 1536), abs=1e-6)
+    assert fake_openai.embedding_requests[0].body["encoding_format"] == "float"
+
+
+def test_the_official_openai_client_accepts_our_fake(fake_openai):
+    """Cross-check: the SDK the indexer uses reads the same server the same way."""
+    import openai
+
+    sdk = openai.OpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0)
+    fake_openai.reply_next("same [1]")
+    ours = chat(fake_openai)
+    fake_openai.reply_next("same [1]")
+    theirs = sdk.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert theirs.choices[0].message.content == ours.complete(MESSAGES).text

@@ -1,0 +1,221 @@
+"""Rate limits and the spend cap: the same behaviour tests over memory and DynamoDB (moto server)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from functions.dynamo import DynamoClient, DynamoError
+from functions.ratelimit import (
+    DynamoRateLimiter,
+    DynamoSpendCap,
+    MemoryRateLimiter,
+    MemorySpendCap,
+    make_limits,
+)
+from functions.settings import Settings
+
+T0 = datetime(2026, 3, 14, 12, 0, 0, tzinfo=UTC).timestamp()  # a minute and a day start
+
+
+class Clock:
+    def __init__(self, now: float = T0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="session")
+def dynamo_endpoint():
+    """moto's DynamoDB over HTTP on 127.0.0.1. moto updates items read-modify-write without a
+    lock, so requests are served one at a time, as DynamoDB serialises writes to one item; the
+    clients stay concurrent, which is what the limiter code must survive."""
+    pytest.importorskip("flask", reason="moto's server needs moto[server] (flask)")
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    inner, lock = DomainDispatcherApplication(create_backend_app), threading.Lock()
+
+    def serial(environ, start_response):
+        with lock:
+            return list(inner(environ, start_response))
+
+    server = make_server("127.0.0.1", 0, serial, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(5)
+
+
+def aws_env(endpoint: str) -> dict[str, str]:
+    return {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": "eu-west-1", "AWS_ENDPOINT_URL": endpoint}
+
+
+def create_table(endpoint: str, name: str | None = None) -> str:
+    """The table serverless.yml declares: pk/sk strings, pay per request, TTL on expires_at,
+    the sparse `by_day` index of answer records."""
+    import boto3
+
+    name = name or f"tc-{uuid.uuid4().hex[:8]}"
+    b = boto3.client("dynamodb", endpoint_url=endpoint, region_name="eu-west-1",
+                     aws_access_key_id="testing", aws_secret_access_key="testing")
+    b.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
+                              for n in ("pk", "sk", "day", "created_at")],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by_day", "Projection": {"ProjectionType": "ALL"},
+            "KeySchema": [{"AttributeName": "day", "KeyType": "HASH"},
+                          {"AttributeName": "created_at", "KeyType": "RANGE"}]}],
+    )
+    b.update_time_to_live(TableName=name, TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": "expires_at"})
+    return name
+
+
+def scan(endpoint: str, table: str) -> list[dict]:
+    import boto3
+
+    b = boto3.client("dynamodb", endpoint_url=endpoint, region_name="eu-west-1",
+                     aws_access_key_id="testing", aws_secret_access_key="testing")
+    return b.scan(TableName=table)["Items"]
+
+
+@pytest.fixture(params=["memory", "dynamo"])
+def limits(request):
+    """A factory: (per_minute, per_day, budget, clock) -> (RateLimiter, SpendCap)."""
+    if request.param == "memory":
+        return lambda pm, pd, budget, clock: (MemoryRateLimiter(pm, pd, clock),
+                                              MemorySpendCap(budget, clock))
+    endpoint = request.getfixturevalue("dynamo_endpoint")
+    client, table = DynamoClient.from_env(aws_env(endpoint)), create_table(endpoint)
+    return lambda pm, pd, budget, clock: (DynamoRateLimiter(client, table, pm, pd, clock),
+                                          DynamoSpendCap(client, table, budget, clock))
+
+
+def test_concurrent_hits_never_pass_the_limit(limits):
+    limiter, _ = limits(25, 1000, 0, Clock())
+    allowed, lock = [], threading.Lock()
+
+    def client():
+        for _ in range(10):
+            ok = limiter.hit("203.0.113.7") is None
+            with lock:
+                allowed.append(ok)
+
+    threads = [threading.Thread(target=client) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(allowed) == 200
+    assert sum(allowed) == 25
+
+
+def test_minute_window_resets_and_retry_after_counts_down(limits):
+    clock = Clock(T0 + 15.2)
+    limiter, _ = limits(3, 100, 0, clock)
+    assert [limiter.hit("a") for _ in range(3)] == [None, None, None]
+    assert limiter.hit("a") == 45.0  # 44.8 s left in the minute, rounded up
+    assert limiter.hit("b") is None  # other clients keep their own counters
+    clock.now = T0 + 59.9
+    assert limiter.hit("a") == 1.0  # never 0
+    clock.now = T0 + 60
+    assert limiter.hit("a") is None
+
+
+def test_day_limit_waits_until_utc_midnight(limits):
+    clock = Clock(T0)
+    limiter, _ = limits(100, 4, 0, clock)
+    for i in range(4):
+        clock.now = T0 + 61 * i  # spread over minutes
+        assert limiter.hit("a") is None
+    assert limiter.hit("a") == 12 * 3600 - 3 * 61
+    clock.now = T0 + 12 * 3600  # the next UTC day
+    assert limiter.hit("a") is None
+
+
+def test_zero_switches_a_limit_off(limits):
+    limiter, cap = limits(0, 0, 0, Clock())
+    assert all(limiter.hit("a") is None for _ in range(50))
+    assert cap.reserve(10**9) is None
+
+
+def test_spend_cap_reserve_settle_and_reset(limits):
+    clock = Clock(T0 + 3600)
+    _, cap = limits(10, 10, 1000, clock)
+    assert cap.reserve(600) is None
+    assert cap.reserve(500) == 11 * 3600  # 1100 > 1000: refused until midnight
+    cap.settle(600, 200)  # the model used less: 200 booked
+    assert cap.reserve(800) is None  # exactly the budget
+    assert cap.reserve(1) is not None
+    cap.settle(800, 900)  # used more than reserved: counted, over budget
+    assert cap.reserve(1) is not None
+    assert cap.reserve(5000) is not None  # more than a whole day's budget
+    clock.now = T0 + 12 * 3600
+    assert cap.reserve(1000) is None
+
+
+def test_concurrent_reservations_stay_within_budget(limits):
+    _, cap = limits(10, 10, 1000, Clock())
+    results, lock = [], threading.Lock()
+
+    def client():
+        for _ in range(5):
+            ok = cap.reserve(30) is None
+            with lock:
+                results.append(ok)
+
+    threads = [threading.Thread(target=client) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(results) == 1000 // 30
+
+
+def test_dynamo_items_carry_ttl_and_no_raw_ip(dynamo_endpoint):
+    table, clock = create_table(dynamo_endpoint), Clock(T0)
+    client = DynamoClient.from_env(aws_env(dynamo_endpoint))
+    DynamoRateLimiter(client, table, 5, 50, clock).hit("198.51.100.23")
+    DynamoSpendCap(client, table, 100, clock).reserve(10)
+    items = scan(dynamo_endpoint, table)
+    assert len(items) == 3  # minute, day, spend
+    for item in items:
+        assert int(item["expires_at"]["N"]) > T0
+        assert "198.51.100.23" not in str(item)
+    minute = next(i for i in items if i["sk"]["S"].startswith("minute#"))
+    assert int(minute["expires_at"]["N"]) == T0 + 60 + 3600
+
+
+def test_missing_table_is_a_clear_error(dynamo_endpoint):
+    client = DynamoClient.from_env(aws_env(dynamo_endpoint))
+    with pytest.raises(DynamoError, match="does not exist.*serverless deploy") as err:
+        DynamoRateLimiter(client, "no-such-table", 5, 50).hit("a")
+    assert err.value.code == "ResourceNotFoundException"
+
+
+def test_unreachable_dynamo_is_a_clear_error():
+    client = DynamoClient("eu-west-1", "http://127.0.0.1:9", aws_env(""), attempts=2)
+    with pytest.raises(DynamoError, match="cannot be reached"):
+        DynamoSpendCap(client, "t", 100).reserve(1)
+
+
+def test_make_limits_picks_the_backend(dynamo_endpoint):
+    memory = make_limits(Settings(rate_limit_per_minute=2))
+    assert isinstance(memory[0], MemoryRateLimiter) and isinstance(memory[1], MemorySpendCap)
+    table = create_table(dynamo_endpoint)
+    limiter, cap = make_limits(Settings(dynamodb_table=table, rate_limit_per_minute=2),
+                               env=aws_env(dynamo_endpoint))
+    assert isinstance(limiter, DynamoRateLimiter) and isinstance(cap, DynamoSpendCap)
+    assert [limiter.hit("x") is None for _ in range(3)] == [True, True, False]

@@ -1,0 +1,200 @@
+"""serverless.yml: parsed and checked; where Node runs, packaged offline and its CloudFormation linted."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SLS_CACHE = Path(os.environ.get("TEXTBOOK_CHAT_SLS_DIR", Path.home() / ".cache/textbook-chat/sls"))
+SLS_PACKAGES = ["serverless@3.40.0", "serverless-python-requirements@6.1.2"]
+ALLOWED_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+LEFT_OUT = ["indexer", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
+ROUTES = {"POST /chat": "chat", "POST /feedback": "chat", "GET /health": "chat",
+          "POST /selection": "selection"}
+
+
+class _Loader(yaml.SafeLoader):
+    """Keeps `${...}` strings as they are and any `!Tag value` as {"!Tag": value}."""
+
+
+def _tagged(loader, suffix, node):
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {"!" + suffix: value}
+
+
+_Loader.add_multi_constructor("!", _tagged)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return yaml.load((ROOT / "serverless.yml").read_text(), Loader=_Loader)
+
+
+def test_service_runtime_and_limits(config):
+    p = config["provider"]
+    assert config["service"] == "textbook-chat" and str(config["frameworkVersion"]) == "3"
+    assert (p["name"], p["runtime"], p["architecture"]) == ("aws", "python3.12", "arm64")
+    assert p["timeout"] < 29 and p["memorySize"] == 1024
+
+
+def test_routes_go_to_the_right_function(config):
+    routes = {e["httpApi"]: name for name, fn in config["functions"].items()
+              for e in fn["events"]}
+    assert routes == ROUTES
+    for name in ("chat", "selection"):
+        handler = config["functions"][name]["handler"]
+        assert handler == f"functions/handlers/{name}.handler"
+        module = ROOT / (handler.rsplit(".", 1)[0] + ".py")
+        assert module.exists(), f"{handler} names a missing module"
+        assert re.search(r"^handler = Mangum\(", module.read_text(), re.M)
+        assert "snapStart" in config["functions"][name]
+
+
+def test_settings_come_from_ssm_and_cors_from_the_site_origins(config):
+    env = config["provider"]["environment"]
+    for name in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_API_KEY", "ALLOWED_ORIGINS"):
+        assert f":/textbook-chat/${{sls:stage}}/{name}" in env[name], name
+        assert re.match(r"\$\{param:\w+, ssm(\(raw\))?:", env[name]), name
+    assert env["DYNAMODB_TABLE"] == {"Ref": "TextbookChatTable"}
+    cors = config["provider"]["httpApi"]["cors"]
+    assert "ssm:/textbook-chat/${sls:stage}/ALLOWED_ORIGINS" in cors["allowedOrigins"]
+    assert "*" not in str(cors)
+
+
+def test_table_has_ttl_and_string_keys(config):
+    table = config["resources"]["Resources"]["TextbookChatTable"]["Properties"]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    keys = {k["AttributeName"]: k["KeyType"] for k in table["KeySchema"]}
+    assert keys == {"pk": "HASH", "sk": "RANGE"}
+    assert all(a["AttributeType"] == "S" for a in table["AttributeDefinitions"])
+
+
+def test_iam_is_least_privilege(config):
+    statements = config["provider"]["iam"]["role"]["statements"]
+    for s in statements:
+        assert s["Effect"] == "Allow"
+        assert set(s["Action"]) <= ALLOWED_ACTIONS, s["Action"]
+        assert s["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
+    assert "*" not in json.dumps(statements)
+
+
+def test_api_gateway_throttles_every_route(config):
+    stage = config["resources"]["extensions"]["HttpApiStage"]["Properties"]
+    settings = stage["DefaultRouteSettings"]
+    assert "ThrottlingBurstLimit" in settings and "ThrottlingRateLimit" in settings
+
+
+def test_package_leaves_out_what_lambda_does_not_run(config):
+    patterns = config["package"]["patterns"]
+    for folder in LEFT_OUT:
+        assert f"!{folder}/**" in patterns, folder
+    assert "!**/node_modules/**" in patterns
+    reqs = (ROOT / "requirements-lambda.txt").read_text().lower()
+    names = {re.split(r"[<>=\[ ]", line)[0] for line in reqs.splitlines()
+             if line.strip() and not line.startswith("#")}
+    assert names == {"httpx", "starlette", "mangum", "tiktoken"}
+
+
+# --- the Serverless Framework itself, offline ------------------------------------------------
+def _serverless_bin() -> Path:
+    if os.environ.get("SERVERLESS_BIN"):
+        return Path(os.environ["SERVERLESS_BIN"])
+    binary = SLS_CACHE / "node_modules/.bin/serverless"
+    plugin = SLS_CACHE / "node_modules/serverless-python-requirements"
+    if binary.exists() and plugin.exists():
+        return binary
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed: cannot run the Serverless Framework here")
+    SLS_CACHE.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(SLS_CACHE),
+                           *SLS_PACKAGES], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        pytest.skip(f"npm could not install {SLS_PACKAGES}: {done.stderr[-500:]}")
+    return binary
+
+
+def _copy_service(dest: Path) -> None:
+    skip = shutil.ignore_patterns(".git", ".venv", "node_modules", ".serverless", "__pycache__",
+                                  ".textbook-chat", ".ruff_cache", ".pytest_cache", ".hypothesis",
+                                  "build", ".docusaurus")
+    shutil.copytree(ROOT, dest, ignore=skip, symlinks=True)
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory) -> Path:
+    binary = _serverless_bin()
+    service = tmp_path_factory.mktemp("sls") / "service"
+    _copy_service(service)
+    (service / "node_modules").symlink_to(binary.parents[1])
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline",
+               AWS_REGION="us-east-1", SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
+    env.pop("AWS_PROFILE", None)
+    done = subprocess.run([str(binary), "package", "--stage", "ci",
+                           f"--param=pythonBin={sys.executable}"], cwd=service, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return service / ".serverless"
+
+
+@pytest.mark.slow
+def test_package_builds_the_stack(packaged):
+    template = json.loads((packaged / "cloudformation-template-update-stack.json").read_text())
+    res = template["Resources"]
+    by_type: dict[str, list[str]] = {}
+    for name, r in res.items():
+        by_type.setdefault(r["Type"], []).append(name)
+    assert sorted(by_type["AWS::Lambda::Function"]) == ["ChatLambdaFunction",
+                                                        "SelectionLambdaFunction"]
+    assert len(by_type["AWS::ApiGatewayV2::Route"]) == 4
+    for fn in ("ChatLambdaFunction", "SelectionLambdaFunction"):
+        props = res[fn]["Properties"]
+        assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
+        assert props["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+        assert props["Environment"]["Variables"]["OPENAI_API_KEY"] == "ci-placeholder"
+    target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
+    assert "snapstart" in json.dumps(target)  # the API calls the snapshotted alias
+    stage = res["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
+    assert stage["ThrottlingRateLimit"] > 0 and stage["ThrottlingBurstLimit"] > 0
+    assert res["HttpApi"]["Properties"]["CorsConfiguration"]["AllowOrigins"] == [
+        "https://example.github.io"]
+    table = res["TextbookChatTable"]["Properties"]
+    assert table["TimeToLiveSpecification"]["AttributeName"] == "expires_at"
+    policy = json.dumps(res["IamRoleLambdaExecution"]["Properties"]["Policies"])
+    assert '"dynamodb:*"' not in policy and "ssm:" not in policy
+
+
+@pytest.mark.slow
+def test_package_zip_holds_only_the_runtime(packaged):
+    names = zipfile.ZipFile(packaged / "textbook-chat.zip").namelist()
+    tops = {n.split("/", 1)[0] for n in names}
+    assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
+    assert "functions/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
+    assert not tops & {*LEFT_OUT, "node_modules", "qdrant_client", "openai", "fastapi", "boto3"}
+    assert any(n.startswith("tiktoken/_tiktoken.cpython-312-aarch64") for n in names)
+
+
+@pytest.mark.slow
+def test_generated_cloudformation_lints_clean(packaged):
+    pytest.importorskip("cfnlint", reason="cfn-lint is a test dependency")
+    cfn_lint = Path(sys.executable).with_name("cfn-lint")
+    done = subprocess.run([str(cfn_lint if cfn_lint.exists() else "cfn-lint"), "--format", "parseable",
+                           str(packaged / "cloudformation-template-update-stack.json")],
+                          capture_output=True, text=True, timeout=300)
+    rules = set(re.findall(r":([EWI]\d{4}):", done.stdout))
+    assert rules <= {"W3005"}, done.stdout
