@@ -10,6 +10,7 @@ retrieval and the naive 512-token baseline (hybrid and dense), all in the same r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ RUNS = (
     ("naive-hybrid", "hybrid", "naive"),
     ("naive-dense", "dense", "naive"),
 )
+DEFAULT_CACHE = ROOT / ".textbook-chat" / "bench-embeddings"
 TARGETS = {"hit_at_5": 0.95, "mrr_at_10": 0.85, "abstain_unanswerable": 0.75,
            "citation_validity": 1.0}
 
@@ -88,14 +90,48 @@ def site_settings(corpus: Path) -> SiteSettings:
     return read_site_config(corpus)
 
 
-def make_local_embedder(settings: Settings):
+class CachedEmbedder:
+    """Wraps an embedder with an on-disk cache keyed by the text's hash: re-running the
+    benchmark embeds only texts it has not seen (MiniLM in numpy is slow on a busy machine)."""
+
+    def __init__(self, inner, path: Path | None):
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.path = path
+        self.vectors: dict[str, list[float]] = {}
+        if path and path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    item = json.loads(line)
+                    self.vectors[item["h"]] = item["v"]
+
+    def embed_batch(self, texts):
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self.vectors}.items())
+        if todo:
+            fresh = self.inner.embed_batch([t for _, t in todo])
+            new = {k: list(map(float, v)) for (k, _), v in zip(todo, fresh, strict=True)}
+            self.vectors.update(new)
+            if self.path:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.writelines(json.dumps({"h": k, "v": v}) + "\n" for k, v in new.items())
+        return [self.vectors[k] for k in keys]
+
+
+def make_local_embedder(settings: Settings, cache: Path | None = None):
     try:
         from functions.embeddings.factory import make_embedder
     except ImportError:
         from functions.embeddings.local import LocalMiniLM
 
-        return LocalMiniLM().load()
-    return make_embedder(settings)
+        inner = LocalMiniLM().load()
+    else:
+        inner = make_embedder(settings)
+    if cache is None:
+        return inner
+    return CachedEmbedder(inner, cache / f"{inner.model_name}.jsonl")
 
 
 def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
@@ -108,13 +144,14 @@ def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
     return sync_chunks(built, store, embedder, recreate=True).as_dict()
 
 
-def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None) -> dict:
+def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None,
+                 cache: Path | None = None) -> dict:
     """{label: summary} for every run on one corpus, indexed afresh in workdir."""
     from functions.store import QdrantStore
     from indexer.evaluate.runner import run_eval
 
     settings = Settings(qdrant_path=str(workdir / corpus.name), collection=corpus.name)
-    embedder = embedder or make_local_embedder(settings)
+    embedder = embedder or make_local_embedder(settings, cache)
     questions = read_questions(question_file(corpus))
     store = QdrantStore.open(settings)
     try:
@@ -137,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpora", nargs="?", help="folder of corpora (default: see above)")
     parser.add_argument("--json", action="store_true", help="print {corpus: {run: summary}}")
     parser.add_argument("--only", action="append", help="corpus name to run (repeatable)")
+    parser.add_argument("--cache", type=lambda v: Path(v) if v else None, default=DEFAULT_CACHE,
+                        help=f"embedding cache folder (default {DEFAULT_CACHE}; '' for none)")
     args = parser.parse_args(argv)
     root = corpora_root(args.corpora)
     found = [c for c in find_corpora(root) if not args.only or c.name in args.only]
@@ -146,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp:
         for corpus in found:
-            table[corpus.name] = bench_corpus(corpus, Path(tmp))
+            table[corpus.name] = bench_corpus(corpus, Path(tmp), cache=args.cache)
     if args.json:
         print(json.dumps(table, indent=2))
         return 0

@@ -126,10 +126,12 @@ class DynamoClient:
                  attempts: int = 3, timeout: float = 3.0):
         import httpx
 
+        from functions.httpclient import make_client  # one TLS context per container
+
         self.region = region
         self.endpoint = endpoint or f"https://dynamodb.{region}.amazonaws.com"
         self.attempts = attempts
-        self.http = httpx.Client(timeout=httpx.Timeout(timeout, connect=2.0))
+        self.http = make_client(self.endpoint, timeout=httpx.Timeout(timeout, connect=2.0))
         self.credentials = CredentialSource(os.environ if env is None else env, self.http)
 
     @classmethod
@@ -191,8 +193,8 @@ def _error(code: str, message: str, table: str, region: str) -> DynamoError:
     return DynamoError(f"DynamoDB failed ({code}): {message}", code)
 
 
-_shared: dict[str, DynamoClient] = {}
 _shared_lock = threading.Lock()
+_shared: dict[str, DynamoClient] = {}
 
 
 def shared_client(env: Mapping[str, str] | None = None) -> DynamoClient:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -51,6 +50,8 @@ class SQLiteFeedbackStore:
     """One file, one table; safe across the threads of `textbook-chat serve`."""
 
     def __init__(self, path: str | os.PathLike = DEFAULT_PATH, clock=time.time):
+        import sqlite3  # only off AWS: the deployed functions keep records in DynamoDB
+
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.clock, self._lock = clock, threading.Lock()
         self.db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)

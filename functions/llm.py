@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import httpx
 
 from functions.errors import UpstreamError
+from functions.httpclient import make_client
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
@@ -67,7 +68,8 @@ class OpenAIHttp:
         self.max_retries = max_retries
         self.deadline = deadline
         self.timeout = timeout
-        self.client = httpx.Client(
+        self.client = make_client(
+            self.base_url,
             headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,

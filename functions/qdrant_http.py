@@ -14,6 +14,7 @@ import httpx
 
 from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.errors import StoreUnavailableError
+from functions.httpclient import make_client
 from functions.search_types import SearchHit, SparseVec
 
 PREFETCH = 40
@@ -68,7 +69,7 @@ class QdrantHttp:
         self.collection = collection
         self.retries = retries
         headers = {"api-key": api_key} if api_key else {}
-        self.client = httpx.Client(headers=headers, transport=transport,
+        self.client = make_client(self.url, headers=headers, transport=transport,
                                    timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)))
 
     def _request(self, method: str, path: str, body: dict | None = None) -> httpx.Response:

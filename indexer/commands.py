@@ -33,9 +33,13 @@ def resolve_site(args) -> tuple[SiteSettings, dict | None]:
         site.markdown_format = args.markdown_format
     routes = None
     if args.manifest:
+        from indexer.model import ParseProblem
         from indexer.routes import load_manifest
 
-        routes = load_manifest(Path(args.manifest), args.docs_dir)
+        try:
+            routes = load_manifest(Path(args.manifest), args.docs_dir)
+        except ParseProblem as exc:
+            raise ConfigError(str(exc)) from None
     return site, routes
 
 
@@ -55,7 +59,8 @@ def chunk_options(args):
     if not 0 <= args.overlap < args.max_tokens // 2:
         raise ConfigError("--overlap must be between 0 and half of --max-tokens")
     return ChunkOptions(
-        split_levels=levels, max_tokens=args.max_tokens, min_tokens=args.min_tokens, overlap=args.overlap
+        split_levels=levels, max_tokens=args.max_tokens, min_tokens=args.min_tokens,
+        overlap_tokens=args.overlap,
     )
 
 

@@ -13,18 +13,19 @@ Parsing follows what Docusaurus 3 compiles:
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
 from indexer import routes
+from indexer.blocks import units
 from indexer.frontmatter import decode, split
 from indexer.headings import heading_id
 from indexer.jsx_flow import jsx_flow
@@ -37,9 +38,6 @@ _ESM = re.compile(r"^(import\s+(?:[\w*{}\s,$]+\s+from\s+)?['\"]|export\s+(?:defa
 _RAW_HEADING = re.compile(
     r"\s*<h([1-6])(?:\s[^>]*?(?:\bid=(\"|')([^\"']+)\2)?[^>]*)?>(.*?)</h\1>\s*\Z", re.S)
 _TAG = re.compile(r"<[^>]*>")
-_LEAF_KINDS = {"fence": "code", "code_block": "code", "math_block": "math",
-               "math_block_label": "math", "html_block": "html", "hr": "other"}
-_OPEN_KINDS = {"paragraph_open": "paragraph", "table_open": "table", "blockquote_open": "quote"}
 
 
 @cache
@@ -80,7 +78,8 @@ def is_indexable(rel_path: str, front_matter: dict) -> bool:
 
 
 # Partials: `import Intro from './_intro.md'` then `<Intro />` renders that file in place.
-PartialReader = Callable[[str], "tuple[str, str] | None"]  # import path -> (name, text)
+# A reader takes an import path relative to the doc's folder, returns (file name, text) or None.
+PartialReader = Callable[[str], "tuple[str, str] | None"]
 _IMPORT_MD = re.compile(r"^import\s+([A-Za-z_$][\w$]*)\s+from\s+['\"](\.{1,2}/[^'\"]+\.mdx?)['\"]")
 _USE = re.compile(r"\s*<([A-Za-z_$][\w$]*)(?:\s[^<>]*)?/>\s*\Z")
 _MAX_PARTIAL_DEPTH = 5
@@ -99,7 +98,11 @@ def parse_document(path: Path, docs_dir: Path, site: SiteSettings,
         target = (path.parent / spec).resolve()
         if not target.is_file():
             return None  # Docusaurus fails the build on this; the page text is still indexable
-        return target.name, decode(target.read_bytes(), spec)
+        try:
+            shown = target.relative_to(docs_dir.resolve()).as_posix()
+        except ValueError:
+            shown = spec
+        return target.name, decode(target.read_bytes(), f"{shown} (imported by {rel})")
 
     return parse_text(decode(path.read_bytes(), rel), rel, site, route, read_partial)
 
@@ -132,8 +135,10 @@ def parse_text(text: str, rel: str, site: SiteSettings,
 class _Builder:
     """Turns one file's body into sections; partials get their own slugger, as in Docusaurus."""
 
-    def __init__(self, site: SiteSettings, read_partial: PartialReader | None, depth: int = 0):
+    def __init__(self, site: SiteSettings, read_partial: PartialReader | None, folder: str = "",
+                 depth: int = 0):
         self.site, self.read_partial, self.depth = site, read_partial, depth
+        self.folder = folder  # of the file being parsed, relative to the doc's folder
 
     def sections(self, body: str, name: str, first_line: int) -> list[Section]:
         mdx = is_mdx(name, self.site)
@@ -142,7 +147,7 @@ class _Builder:
         slugger = Slugger()
         imports: dict[str, str] = {}
         sections: list[Section] = []
-        for kind, token, start, end in _units(tokens, 0, len(tokens)):
+        for kind, token, start, end in units(tokens):
             line = first_line + start
             if kind == "footnotes":  # GFM renders the definitions under a generated h2
                 sections.append(Section(2, "Footnotes", "footnote-label", line))
@@ -180,12 +185,14 @@ class _Builder:
     def _partial(self, spec: str | None) -> list[Section] | None:
         if spec is None or self.read_partial is None or self.depth >= _MAX_PARTIAL_DEPTH:
             return None
+        spec = posixpath.normpath(posixpath.join(self.folder, spec))
         found = self.read_partial(spec)
         if found is None:
             return None
         name, text = found
         body = split(text, spec)
-        return _Builder(self.site, self.read_partial, self.depth + 1).sections(body.body, name, 1)
+        nested = _Builder(self.site, self.read_partial, posixpath.dirname(spec), self.depth + 1)
+        return nested.sections(body.body, name, 1)
 
 
 def _splice(sections: list[Section], partial: list[Section], line: int) -> None:
@@ -200,56 +207,3 @@ def _splice(sections: list[Section], partial: list[Section], line: int) -> None:
             sections.append(Section(1, "", None, line))
         sections[-1].blocks.extend(intro.blocks)
     sections.extend(partial)
-
-
-def _units(tokens: list[Token], i: int, end: int):
-    """Yield (kind, token-or-inline-index, start_line, end_line) for blocks and headings in order.
-
-    Admonitions are always transparent; a blockquote or list item is transparent only when it
-    holds a heading (Docusaurus gives that heading an id like any other).
-    """
-    while i < end:
-        tok = tokens[i]
-        close = _close(tokens, i) if tok.nesting == 1 else i
-        if tok.type == "heading_open":
-            yield "heading", (int(tok.tag[1]), tokens[i + 1]), tok.map[0], tok.map[1]
-        elif tok.type.startswith("container_admonition"):
-            yield from _units(tokens, i + 1, close)
-        elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            yield from _list_items(tokens, i + 1, close)
-        elif tok.type == "blockquote_open" and _has_heading(tokens, i, close):
-            yield from _units(tokens, i + 1, close)
-        elif tok.type == "footnote_block_open":
-            first = next((t.map for t in tokens[i:close] if t.map), None)
-            if first is not None:
-                yield "footnotes", tok, first[0], first[0]
-            yield from _units(tokens, i + 1, close)
-        elif tok.type == "footnote_open":
-            yield from _units(tokens, i + 1, close)
-        elif tok.map is not None:
-            kind = _LEAF_KINDS.get(tok.type) or _OPEN_KINDS.get(tok.type) or "other"
-            yield kind, tok, tok.map[0], tok.map[1]
-        i = close + 1
-
-
-def _list_items(tokens: list[Token], i: int, end: int):
-    while i < end:
-        close = _close(tokens, i)
-        item = tokens[i]
-        if _has_heading(tokens, i, close):
-            yield from _units(tokens, i + 1, close)
-        elif item.map is not None:
-            yield "list_item", item, item.map[0], item.map[1]
-        i = close + 1
-
-
-def _close(tokens: list[Token], i: int) -> int:
-    level = tokens[i].level
-    j = i + 1
-    while j < len(tokens) and not (tokens[j].nesting == -1 and tokens[j].level == level):
-        j += 1
-    return j
-
-
-def _has_heading(tokens: list[Token], i: int, close: int) -> bool:
-    return any(t.type == "heading_open" for t in tokens[i:close])

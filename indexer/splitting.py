@@ -97,8 +97,13 @@ def _token_spans(text: str, start: int, end: int, budget: int) -> list[tuple[int
         # Re-tokenising a cut piece can cost a token more; step back until it fits exactly.
         while stop > k + 1 and count(text[start + offsets[k] : start + offsets[stop]]) > budget:
             stop -= 1
-        if offsets[stop] > offsets[k]:
-            spans.append((start + offsets[k], start + offsets[stop]))
+        left, right = start + offsets[k], start + offsets[stop]
+        while left < right and text[left].isspace():
+            left += 1
+        while right > left and text[right - 1].isspace():
+            right -= 1  # a piece never ends in whitespace: keeps joint() exact
+        if right > left:
+            spans.append((left, right))
         k = stop
     return spans
 

@@ -5,4 +5,4 @@ from mangum import Mangum
 from functions.app import create_app
 from functions.deps import Deps
 
-handler = Mangum(create_app(Deps.from_env(), "chat"), lifespan="off")
+handler = Mangum(create_app(Deps.from_env(), "chat", threaded=False), lifespan="off")

@@ -112,11 +112,11 @@ def test_citation_navigates_inside_the_spa_to_the_heading(built_site, site_serve
 
 def test_malicious_answer_renders_inert(site_server, page, stub, artifacts):
     evil = (
-        '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>\n\n'
-        "[click me](javascript:window.__xss=3) and <a href=\"javascript:window.__xss=4\">raw</a> [1]\n\n"
-        "**<svg onload=\"window.__xss=5\">**"
+        '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script>\n\n'
+        "[click me](javascript:window.pwned=3) and <a href=\"javascript:window.pwned=4\">raw</a> [1]\n\n"
+        "**<svg onload=\"window.pwned=5\">**"
     )
-    stub({"answer": evil, "citations": [{"n": 1, "title": "x", "section_title": "y", "url": "javascript:window.__xss=6"}],
+    stub({"answer": evil, "citations": [{"n": 1, "title": "x", "section_title": "y", "url": "javascript:window.pwned=6"}],
           "confidence": 0.9, "low_confidence": False, "request_id": "evil"})
     page.goto(site_server + "docs/")
     _open_and_ask(page, "Hi")
@@ -125,11 +125,14 @@ def test_malicious_answer_renders_inert(site_server, page, stub, artifacts):
     for link in page.locator(f"{PANEL} a").all():
         link.click(no_wait_after=True, timeout=2000)
     page.wait_for_timeout(300)
-    assert page.evaluate("window.__xss") is None
-    assert page.locator(f"{PANEL} img, {PANEL} script, {PANEL} svg, {PANEL} iframe").count() == 0
+    assert page.evaluate("window.pwned") is None
+    rendered = f"{PANEL} [class*='markdown']"
+    assert page.locator(rendered).count() == 1
+    assert page.locator(f"{rendered} img, {rendered} script, {rendered} svg, {rendered} iframe").count() == 0
+    assert page.evaluate("document.querySelectorAll('[onerror], [onload]').length") == 0
     hrefs = page.eval_on_selector_all(f"{PANEL} a", "els => els.map(e => e.getAttribute('href'))")
     assert not [h for h in hrefs if h and "javascript" in h.lower()]
-    assert '<img src=x onerror="window.__xss=1">' in answer.inner_text()
+    assert '<img src=x onerror="window.pwned=1">' in answer.inner_text()
     page.screenshot(path=str(artifacts / "malicious-answer.png"))
 
 
@@ -188,7 +191,7 @@ def test_low_confidence_shows_related_topics(built_site, site_server, page, stub
     box = page.locator(f"{PANEL} [data-low-confidence='true']")
     box.wait_for()
     assert "not sure" in box.inner_text()
-    page.get_by_role("link", name="PID control").click()
+    page.locator(PANEL).get_by_role("link", name="PID control").click()
     page.wait_for_function("p => location.pathname === p", arg=pid["permalink"])
 
 
@@ -283,3 +286,23 @@ def test_real_selection_answer_cites_that_page(built_site, site_server, page, re
     hrefs = page.eval_on_selector_all(f"{PANEL} a[data-citation], {PANEL} a[data-source]",
                                       "els => els.map(e => e.getAttribute('href'))")
     assert hrefs and all(h.startswith(pid["permalink"]) for h in hrefs)
+
+
+def test_dark_mode_follows_infima(site_server, browser, stub, artifacts):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script("localStorage.setItem('theme', 'dark')")
+    page = context.new_page()
+    try:
+        stub(_stub_answer(BASE_URL + "docs/"))
+        page.goto(site_server + "docs/")
+        assert page.get_attribute("html", "data-theme") == "dark"
+        _open_and_ask(page, "What is a PID controller?")
+        page.locator(f"{PANEL} a[data-citation='1']").first.wait_for()
+        colours = page.eval_on_selector(PANEL, """el => ({
+          panel: getComputedStyle(el).backgroundColor,
+          surface: getComputedStyle(document.documentElement).getPropertyValue('--ifm-background-surface-color').trim(),
+        })""")
+        assert colours["panel"] != "rgb(255, 255, 255)", colours
+        page.screenshot(path=str(artifacts / "dark-mode.png"))
+    finally:
+        context.close()

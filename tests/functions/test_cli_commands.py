@@ -19,6 +19,7 @@ from functions.store import QdrantStore
 from tests.functions.conftest import index_book
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -137,3 +137,21 @@ def test_make_feedback_store_picks_the_backend(tmp_path, dynamo_endpoint):
     assert isinstance(local, SQLiteFeedbackStore) and (tmp_path / "x" / "fb.sqlite3").exists()
     deployed = make_feedback_store(Settings(dynamodb_table="t"), env=aws_env(dynamo_endpoint))
     assert isinstance(deployed, DynamoFeedbackStore)
+
+
+def test_feedback_command_lists_the_gaps(tmp_path, capsys, monkeypatch):
+    from indexer.cli import main
+
+    for name in ("DYNAMODB_TABLE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    db = tmp_path / "fb.sqlite3"
+    s = SQLiteFeedbackStore(db)
+    s.record_answer("a", "What is a Kalman filter?", [], True, "chat")
+    s.record_answer("b", "How do encoders count?", CITES, False, "chat")
+    s.save_feedback("b", "up", "great")
+    assert main(["feedback", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "1x  What is a Kalman filter?" in out and "encoders" not in out
+    assert main(["feedback", "--db", str(db), "--rated", "--format", "jsonl"]) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    assert '"comment": "great"' in line

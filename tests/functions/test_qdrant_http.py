@@ -1,11 +1,6 @@
-"""QdrantHttp against a REST shim that parses requests with qdrant_client's own REST models
-(generated from Qdrant's OpenAPI) and answers from the real local-mode collection."""
+"""QdrantHttp against a REST shim over the real local-mode collection (tests/functions/qdrant_rest)."""
 
 from __future__ import annotations
-
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from qdrant_client.http import models
@@ -14,6 +9,7 @@ from functions.errors import StoreUnavailableError
 from functions.qdrant_http import QdrantHttp, query_body
 from functions.retrieval import Retriever
 from tests.functions.conftest import DIM, ContentEmbedder
+from tests.functions.qdrant_rest import qdrant_rest
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
@@ -29,48 +25,8 @@ def test_query_body_is_a_valid_query_request(mode):
 
 @pytest.fixture
 def rest_shim(book_store):
-    """A tiny Qdrant REST server over the local collection; records api-key headers."""
-    seen: list[dict] = []
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, data: dict) -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def do_GET(self):  # noqa: N802
-            name = self.path.split("/")[2]
-            seen.append({"path": self.path, "api-key": self.headers.get("api-key")})
-            with lock:
-                if not book_store.client.collection_exists(name):
-                    return self._send(404, {"status": {"error": f"Collection `{name}` missing"}})
-                info = book_store.client.get_collection(name)
-            self._send(200, {"result": info.model_dump(mode="json"), "status": "ok"})
-
-        def do_POST(self):  # noqa: N802
-            name = self.path.split("/")[2]
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append({"path": self.path, "api-key": self.headers.get("api-key"), "body": body})
-            req = models.QueryRequest.model_validate(body)
-            with lock:
-                res = book_store.client.query_points(
-                    name, query=req.query, using=req.using, prefetch=req.prefetch,
-                    query_filter=req.filter, limit=req.limit, with_payload=req.with_payload,
-                    with_vectors=req.with_vector)
-            self._send(200, {"result": res.model_dump(mode="json"), "status": "ok"})
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    server.shutdown()
-    server.server_close()
+    with qdrant_rest(book_store.client) as shim:
+        yield shim
 
 
 def test_http_backend_matches_the_local_client(rest_shim, book_store):

@@ -6,6 +6,7 @@ import logging
 import threading
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -219,3 +220,24 @@ def test_make_limits_picks_the_backend(dynamo_endpoint):
                                env=aws_env(dynamo_endpoint))
     assert isinstance(limiter, DynamoRateLimiter) and isinstance(cap, DynamoSpendCap)
     assert [limiter.hit("x") is None for _ in range(3)] == [True, True, False]
+
+
+def test_dynamo_limits_never_import_boto3(dynamo_endpoint):
+    """boto3 + a client cost ~0.45 s of cold start; the limiter speaks DynamoDB over httpx."""
+    import json
+    import subprocess
+    import sys
+
+    table = create_table(dynamo_endpoint)
+    code = (
+        "import json, sys\n"
+        "from functions.ratelimit import make_limits\n"
+        "from functions.settings import Settings\n"
+        f"limiter, cap = make_limits(Settings(dynamodb_table={table!r}), {aws_env(dynamo_endpoint)!r})\n"
+        "print(json.dumps([limiter.hit('a'), cap.reserve(5),\n"
+        "                  sorted(m for m in ('boto3', 'botocore') if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [None, None, []]

@@ -1,6 +1,7 @@
 /** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics and feedback. */
 import React from 'react';
 import {citationLabel} from '../../client/citations.mjs';
+import {ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
 import styles from './styles.module.css';
 
@@ -36,7 +37,7 @@ function Feedback({message, labels, onRate}) {
         aria-pressed={rated === 'up'}
         disabled={Boolean(rated) || message.rating_pending}
         onClick={() => onRate(message, 'up')}>
-        <span aria-hidden="true">👍</span>
+        <ThumbUpIcon />
       </button>
       <button
         type="button"
@@ -46,7 +47,7 @@ function Feedback({message, labels, onRate}) {
         aria-pressed={rated === 'down'}
         disabled={Boolean(rated) || message.rating_pending}
         onClick={() => onRate(message, 'down')}>
-        <span aria-hidden="true">👎</span>
+        <ThumbDownIcon />
       </button>
       {rated && <span className={styles.feedbackNote} role="status">{labels.feedbackThanks}</span>}
       {message.ratingError && <span className={styles.feedbackNote} role="alert">{message.ratingError}</span>}
@@ -79,7 +80,7 @@ export default function Answer({message, labels, resolve, onNavigate, onRate}) {
     <div className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence)} data-low-confidence={message.lowConfidence ? 'true' : undefined}>
       {message.lowConfidence && (
         <p className={styles.lowConfidenceNote}>
-          <span aria-hidden="true">⚠️ </span>
+          <WarningIcon /> 
           {labels.lowConfidence}
         </p>
       )}

@@ -1,6 +1,7 @@
 /** "Ask about this": a small popover next to a text selection inside the article. */
 import React, {useEffect, useState} from 'react';
 import {isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from '../../client/selection.mjs';
+import {ChatIcon} from './Icons';
 import styles from './styles.module.css';
 
 function elementOf(node) {
@@ -78,7 +79,7 @@ export default function SelectionPopover({selector, maxChars, label, onAsk}) {
             onAsk(state);
             setState(null);
           }}>
-          <span aria-hidden="true">💬 </span>
+          <ChatIcon /> 
           {label}
         </button>
       )}

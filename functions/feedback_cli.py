@@ -1,0 +1,70 @@
+"""`textbook-chat feedback`: what readers asked that the book did not answer well, and their ratings."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+EXAMPLES = """examples:
+  textbook-chat feedback                      # questions the book answers badly, most asked first
+  textbook-chat feedback --all --format jsonl > answers.jsonl
+  DYNAMODB_TABLE=textbook-chat-prod-TextbookChatTable-XYZ AWS_REGION=us-east-1 \\
+      textbook-chat feedback --days 7          # the deployed stack's records (your AWS profile)
+"""
+
+
+def cmd_feedback(args) -> int:
+    from functions.feedback import export_feedback, list_low_confidence, make_feedback_store
+    from functions.settings import Settings
+
+    settings = Settings.from_env(os.environ)
+    if args.table:
+        settings = settings.with_(dynamodb_table=args.table)
+    store = make_feedback_store(settings, path=args.db)
+    if args.all or args.rated:
+        rows = export_feedback(store, args.days, rated_only=args.rated)
+    else:
+        rows = list_low_confidence(store, args.days)
+    out = sys.stdout
+    if args.format == "jsonl":
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elif args.format == "csv":
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows({k: json.dumps(v) if isinstance(v, list | dict) else v
+                              for k, v in r.items()} for r in rows)
+    elif args.all or args.rated:
+        for r in rows:
+            mark = {"up": "+", "down": "-"}.get(r["rating"] or "", " ")
+            low = " (low confidence)" if r["low_confidence"] else ""
+            print(f"{r['created_at']} {mark} {r['question']}{low}")
+            if r["comment"]:
+                print(f"    comment: {r['comment']}")
+    else:
+        if not rows:
+            print(f"No low-confidence or down-rated questions in the last {args.days} days.")
+        for g in rows:
+            print(f"{g['asked']:>4}x  {g['question']}  (low confidence {g['low_confidence']}, "
+                  f"rated down {g['rated_down']}, last {g['last_asked']})")
+            for c in g["comments"][:3]:
+                print(f"        comment: {c}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("feedback", help="what readers asked that the book did not answer well",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--days", type=int, default=int(os.environ.get("TEXTBOOK_CHAT_DAYS", "30")),
+                   help="look back this many days (default 30; records are kept 90)")
+    p.add_argument("--all", action="store_true", help="every answer record, newest first")
+    p.add_argument("--rated", action="store_true", help="only answers readers rated")
+    p.add_argument("--format", choices=("text", "jsonl", "csv"), default="text")
+    p.add_argument("--table", default=os.environ.get("DYNAMODB_TABLE"),
+                   help="the deployed DynamoDB table (default: $DYNAMODB_TABLE, else local SQLite)")
+    p.add_argument("--db", help="the local SQLite file (default .textbook-chat/feedback.sqlite3)")
+    p.set_defaults(func=cmd_feedback)

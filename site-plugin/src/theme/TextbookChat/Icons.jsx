@@ -1,0 +1,27 @@
+/** Inline SVG icons (no emoji: many systems lack an emoji font). Decorative: hidden from screen readers. */
+import React from 'react';
+
+function Svg({children, size = 18}) {
+  return (
+    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2"
+      strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+      {children}
+    </svg>
+  );
+}
+
+export const ChatIcon = () => (
+  <Svg size={20}><path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.6A8 8 0 1 1 21 12z" /></Svg>
+);
+export const CloseIcon = () => (
+  <Svg><path d="M6 6l12 12M18 6L6 18" /></Svg>
+);
+export const ThumbUpIcon = () => (
+  <Svg><path d="M7 10v11H3V10h4zm0 0l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8A2 2 0 0 1 18.1 21H7" /></Svg>
+);
+export const ThumbDownIcon = () => (
+  <Svg><path d="M17 14V3h4v11h-4zm0 0l-4 8a3 3 0 0 1-3-3v-4H4.5a2 2 0 0 1-2-2.3l1.4-8A2 2 0 0 1 5.9 3H17" /></Svg>
+);
+export const WarningIcon = () => (
+  <Svg><path d="M12 3l10 18H2L12 3zM12 10v5M12 18v.01" /></Svg>
+);

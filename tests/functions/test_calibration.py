@@ -1,0 +1,23 @@
+"""The MiniLM thresholds keep separating what the sample textbook answers from what it does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from functions.confidence import thresholds
+from tests.functions.calibration import ANSWERED, NOT_ANSWERED, scores, sections
+
+pytestmark = pytest.mark.slow
+
+
+def test_minilm_thresholds_on_the_sample_textbook():
+    from functions.embeddings.local import LocalMiniLM
+
+    embedder = LocalMiniLM()
+    low, none = thresholds(embedder.model_name)
+    texts = sections()
+    answered = scores(embedder, ANSWERED, texts)
+    unanswered = scores(embedder, NOT_ANSWERED, texts)
+    assert sum(s < low for s in answered) / len(answered) <= 0.10
+    assert sum(s < low for s in unanswered) / len(unanswered) >= 0.75
+    assert all(s >= none for s in answered)

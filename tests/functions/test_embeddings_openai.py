@@ -1,0 +1,122 @@
+"""OpenAIEmbedder with the real openai client over HTTP to the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from functions.embeddings.factory import make_embedder
+from functions.embeddings.openai_provider import OpenAIEmbedder
+from functions.errors import ConfigError, UpstreamError
+from functions.settings import Settings
+from tests.fakes.openai_server import FakeOpenAI, embedding_for
+
+pytest_plugins = ["tests.fakes.conftest_plugin"]
+
+
+def make(server: FakeOpenAI, **kwargs) -> OpenAIEmbedder:
+    waits: list[float] = []
+    kwargs.setdefault("timeout", 5.0)
+    embedder = OpenAIEmbedder(api_key="test-key", base_url=server.base_url,
+                              sleep=waits.append, **kwargs)
+    embedder.waits = waits  # the backoff sleeps it asked for, instead of sleeping
+    return embedder
+
+
+def close(a: list[float], b: list[float]) -> bool:
+    return all(math.isclose(x, y, abs_tol=1e-6) for x, y in zip(a, b, strict=True))
+
+
+def test_batches_of_100_keep_order(fake_openai):
+    texts = [f"chunk number {i}" for i in range(250)]
+    vectors = make(fake_openai).embed_batch(texts)
+    sizes = [len(r.body["input"]) for r in fake_openai.embedding_requests]
+    assert sizes == [100, 100, 50]
+    assert [r.body["model"] for r in fake_openai.embedding_requests] == ["text-embedding-3-small"] * 3
+    assert len(vectors) == 250 and all(len(v) == 1536 for v in vectors)
+    assert all(close(v, embedding_for(t, 1536)) for t, v in zip(texts, vectors, strict=True))
+
+
+def test_order_follows_index_when_server_reorders():
+    with FakeOpenAI(dimension=8, reverse_embeddings=True) as server:
+        texts = ["alpha", "beta", "gamma"]
+        vectors = make(server, dimension=8).embed_batch(texts)
+    assert all(close(v, embedding_for(t, 8)) for t, v in zip(texts, vectors, strict=True))
+    assert server.embedding_requests[0].body["dimensions"] == 8
+
+
+def test_429_then_success_honours_retry_after(fake_openai):
+    fake_openai.fail_next(status=429, retry_after=0.25)
+    embedder = make(fake_openai)
+    assert len(embedder.embed_batch(["one", "two"])) == 2
+    assert [r.status for r in fake_openai.requests] == [429, 200]
+    assert embedder.waits == [0.25]
+
+
+def test_500_then_success_backs_off_with_jitter(fake_openai):
+    fake_openai.fail_next(status=500, times=2)
+    embedder = make(fake_openai, backoff=1.0)
+    embedder.embed_batch(["one"])
+    assert [r.status for r in fake_openai.requests] == [500, 500, 200]
+    assert len(embedder.waits) == 2
+    assert 0 <= embedder.waits[0] <= 1.0 and 0 <= embedder.waits[1] <= 2.0
+
+
+def test_timeout_then_success(fake_openai):
+    fake_openai.delay_next(3.0)
+    embedder = make(fake_openai, timeout=0.3)
+    started = time.monotonic()
+    assert len(embedder.embed_batch(["slow"])) == 1
+    assert time.monotonic() - started < 2.5
+    assert len(fake_openai.requests) == 2 and len(embedder.waits) == 1
+
+
+def test_401_is_not_retried_and_names_the_variable():
+    with FakeOpenAI(api_key="the-right-key") as server:
+        embedder = make(server)  # sends "test-key"
+        with pytest.raises(UpstreamError, match="OPENAI_API_KEY") as err:
+            embedder.embed_batch(["x"])
+    assert err.value.status == 401
+    assert len(server.requests) == 1 and embedder.waits == []
+
+
+def test_gives_up_after_max_retries(fake_openai):
+    fake_openai.fail_next(status=503, times=10)
+    embedder = make(fake_openai, max_retries=2)
+    with pytest.raises(UpstreamError, match="HTTP 503 after 3 attempts") as err:
+        embedder.embed_batch(["x"])
+    assert err.value.status == 503
+    assert len(fake_openai.requests) == 3
+
+
+def test_too_long_retry_after_is_reported_not_waited(fake_openai):
+    fake_openai.fail_next(status=429, retry_after=3600)
+    embedder = make(fake_openai)
+    with pytest.raises(UpstreamError, match="wait 3600 s") as err:
+        embedder.embed_batch(["x"])
+    assert err.value.retry_after == 3600 and embedder.waits == []
+
+
+def test_empty_text_is_sent_as_a_space(fake_openai):
+    make(fake_openai).embed_batch(["", "text"])
+    assert fake_openai.embedding_requests[0].body["input"] == [" ", "text"]
+
+
+def test_factory_builds_the_openai_embedder(fake_openai):
+    settings = Settings.from_env({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_openai.base_url})
+    embedder = make_embedder(settings)
+    assert (embedder.model_name, embedder.dimension) == ("text-embedding-3-small", 1536)
+    assert len(embedder.embed_batch(["hello"])[0]) == 1536
+
+
+def test_factory_builds_local_without_loading_it():
+    embedder = make_embedder(Settings.from_env({}))
+    assert (embedder.model_name, embedder.dimension) == ("all-MiniLM-L6-v2", 384)
+    assert embedder._encoder is None  # loads on first use
+
+
+def test_factory_refuses_unknown_local_model():
+    with pytest.raises(ConfigError, match="cannot run locally"):
+        make_embedder(Settings.from_env({"EMBEDDING_MODEL": "bge-small"}))
