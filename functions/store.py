@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -122,10 +124,13 @@ class QdrantStore:
             },
             metadata={META_MODEL: model, META_DIMENSION: dimension, META_SCHEMA: SCHEMA_VERSION},
         )
-        for field in KEYWORD_INDEXES:
-            self.client.create_payload_index(
-                self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD
-            )
+        with warnings.catch_warnings():
+            # Local mode says payload indexes have no effect there; a server uses them.
+            warnings.simplefilter("ignore", UserWarning)
+            for field in KEYWORD_INDEXES:
+                self.client.create_payload_index(
+                    self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD
+                )
         return True
 
     # --- sync -------------------------------------------------------------------------------

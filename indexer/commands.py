@@ -103,7 +103,6 @@ def cmd_index(args) -> int:
 
 def index_built(built, settings: Settings, recreate: bool = False, embedder=None):
     from functions.embeddings.factory import make_embedder
-
     from functions.store import QdrantStore
     from indexer.progress import bar
     from indexer.sync import sync_chunks

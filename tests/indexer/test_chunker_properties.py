@@ -122,6 +122,10 @@ def test_every_chunk_fits_and_comes_from_its_sections(doc: Document, options: Ch
     chunks = chunk_document(doc, options)
     index = {s.anchor: i for i, s in enumerate(doc.sections)}
     starts = [index[c.anchor or None] for c in chunks]
+    top = options.split_levels[0]
+    bounds = [
+        i for i, s in enumerate(doc.sections) if s.level in options.split_levels or s.level < top
+    ]
     assert starts == sorted(starts)  # document order
     for n, c in enumerate(chunks):
         assert c.chunk_index == n and c.chunk_id == chunk_id("m/doc.md", n)
@@ -132,7 +136,8 @@ def test_every_chunk_fits_and_comes_from_its_sections(doc: Document, options: Ch
         # Its sections: from its own down to that of the next chunk with another anchor, which
         # it may open (a heading-only section merged into a child whose text goes on).
         later = [s for s in starts[n + 1 :] if s != starts[n]]
-        own = doc.sections[starts[n] : later[0] + 1 if later else None]
+        end = min([b for b in bounds if later and b > later[0]], default=len(doc.sections))
+        own = doc.sections[starts[n] : end]
         source = _source_lines(own)
         headings = {"#" * s.level + " " + s.title for s in own}
         for line in lines:
