@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
