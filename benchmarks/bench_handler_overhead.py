@@ -1,4 +1,4 @@
-"""Handler overhead: `python benchmarks/bench_handler_overhead.py [--chunks 10000] [--requests 300]`.
+"""Handler overhead: `python benchmarks/bench_handler_overhead.py [--chunks 10000] [--requests 100]`.
 
 A local-mode Qdrant collection of N synthetic chunks (384-d, hybrid dense + BM25), a
 zero-latency embedder (precomputed unit vectors) and the extractive answerer: each request
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import statistics
 import sys
@@ -80,7 +81,7 @@ def pct(values: list[float], p: float) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--requests", type=int, default=100)
     args = parser.parse_args(argv)
 
     from mangum import Mangum
@@ -110,6 +111,7 @@ def main(argv=None) -> int:
                     embedder=embedder, chat_model=None, rate_limiter=MemoryRateLimiter(0, 0),
                     spend_cap=MemorySpendCap(0), feedback=NoFeedback())
         handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+        logging.getLogger("textbook_chat").setLevel(logging.WARNING)  # no per-request lines
         events = [api_gateway_event("/chat", {"question": q}) for q in questions]
 
         def bare(q: str):
@@ -122,7 +124,7 @@ def main(argv=None) -> int:
                 query=models.FusionQuery(fusion=models.Fusion.RRF), limit=10,
                 with_payload=True, with_vectors=[DENSE_VECTOR])
 
-        for i in range(10):  # warm both paths
+        for i in range(3):  # warm both paths
             bare(questions[i])
             handler(events[i], None)
         timings: dict[str, list[float]] = {"bare query_points": [], "chat handler": []}

@@ -173,7 +173,7 @@ def _merge(units: list[Unit], options: ChunkOptions) -> list[list[int]]:
                 last.append(u)
             else:
                 forward[-1] = [u]  # ...or is dropped
-        elif last and small(last) and joins(last, [u]):
+        elif last and small(last) and body[u] and joins(last, [u]):
             last.append(u)
         else:
             forward.append([u])

@@ -44,7 +44,9 @@ def split(text: str, source: str) -> SourceText:
     try:
         raw, body = _YAML.split(text)
     except ValueError:
-        return SourceText({}, text, 1)
+        # gray-matter would read the whole file as YAML and the Docusaurus build fails.
+        raise ParseProblem(source, 1, "front matter opened with '---' is never closed; add a "
+                           "'---' line after the last 'key: value' line") from None
     body_line = text[: len(text) - len(body)].count("\n") + 1
     # python-frontmatter's split eats the newline after the closing '---'.
     if body.startswith("\n"):

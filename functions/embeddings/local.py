@@ -4,9 +4,9 @@ The model sees at most 256 wordpieces ([CLS] + 254 + [SEP], sentence-transformer
 max_seq_length). Our chunks hold up to 512 cl100k tokens, about 600 wordpieces, so a
 truncating model would embed only the first ~40% of the longest chunks. `long_text`:
 
-- "windows" (default): a text over the window is cut into evenly spaced, overlapping windows of
-  <= 254 wordpieces; the unit vectors of the windows are averaged and renormalised, so the
-  whole chunk is represented.
+- "windows" (default): a text over the window is cut into the fewest evenly spaced windows of
+  <= 254 wordpieces that overlap by >= 32; the unit vectors of the windows are averaged and
+  renormalised, so the whole chunk is represented (see benchmarks/bench_embeddings.py).
 - "truncate": keep the first 254 wordpieces, exactly what sentence-transformers does (this is
   what ../shared/data/minilm-reference.json holds for its long text).
 Both give identical vectors for texts within the window.
@@ -67,13 +67,15 @@ def _default_workers() -> int:
 
 
 def window_spans(length: int, size: int, overlap: int) -> list[tuple[int, int]]:
-    """Evenly spaced [start, end) windows of <= size covering range(length), adjacent ones
-    sharing >= overlap items (no short tail window)."""
+    """The fewest [start, end) windows of <= size items covering range(length), all of one
+    width and evenly spaced, neighbours sharing >= overlap items (no short tail window).
+    Equal narrower windows cost less than full ones: attention grows with the square."""
     if length <= size:
         return [(0, length)]
     count = math.ceil((length - overlap) / (size - overlap))
-    step = (length - size) / (count - 1)
-    return [(round(i * step), round(i * step) + size) for i in range(count)]
+    width = min(size, math.ceil((length + (count - 1) * overlap) / count))
+    step = (length - width) / (count - 1)
+    return [(round(i * step), round(i * step) + width) for i in range(count)]
 
 
 class LocalMiniLM:

@@ -40,6 +40,12 @@ def _heading_ids(built_site, permalink: str) -> list[str]:
     return re.findall(r'<h[23][^>]*\sid="([^"]+)"', html)
 
 
+def _goto(page, url: str):
+    """Open a page and wait for React to hydrate (Docusaurus marks <html data-has-hydrated>)."""
+    page.goto(url)
+    page.wait_for_selector("html[data-has-hydrated='true']", state="attached")
+
+
 def _open_and_ask(page, question: str):
     page.click(TOGGLE)
     page.fill(INPUT, question)
@@ -96,7 +102,7 @@ def test_citation_navigates_inside_the_spa_to_the_heading(built_site, site_serve
     anchor = _heading_ids(built_site, pid["permalink"])[-1]
     target = f"{pid['permalink']}#{anchor}"
     stub(_stub_answer(target))
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     page.evaluate("window.__spa = 'still here'")
     _open_and_ask(page, "What is a PID controller?")
     marker = page.locator(f"{PANEL} a[data-citation='1']").first
@@ -118,7 +124,7 @@ def test_malicious_answer_renders_inert(site_server, page, stub, artifacts):
     )
     stub({"answer": evil, "citations": [{"n": 1, "title": "x", "section_title": "y", "url": "javascript:window.pwned=6"}],
           "confidence": 0.9, "low_confidence": False, "request_id": "evil"})
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     _open_and_ask(page, "Hi")
     answer = page.locator(f"{PANEL} [class*='answer']").first
     answer.wait_for()
@@ -138,7 +144,7 @@ def test_malicious_answer_renders_inert(site_server, page, stub, artifacts):
 
 def test_errors_are_kind_and_keep_the_question(site_server, page, stub, api_proxy):
     stub({"error": {"code": "rate_limited", "message": "slow down"}}, status=429, headers={"Retry-After": "7"})
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     _open_and_ask(page, "What is a PID controller?")
     alert = page.locator(f"{PANEL} [role='alert']")
     alert.wait_for()
@@ -151,7 +157,7 @@ def test_errors_are_kind_and_keep_the_question(site_server, page, stub, api_prox
 
 def test_rapid_clicks_send_one_request_and_feedback_is_sent(site_server, page, stub, api_proxy, artifacts):
     stub(_stub_answer(BASE_URL + "docs/"))
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     page.click(TOGGLE)
     page.fill(INPUT, "What is a PID controller?")
     page.evaluate("() => { const b = document.querySelector('#textbook-chat-panel button[type=submit]');"
@@ -165,12 +171,13 @@ def test_rapid_clicks_send_one_request_and_feedback_is_sent(site_server, page, s
     assert _posts(api_proxy, "/feedback") == [{"request_id": "req-stub-1", "rating": "up"}]
     # The conversation survives a reload (sessionStorage).
     page.reload()
+    page.wait_for_selector("html[data-has-hydrated='true']", state="attached")
     page.click(TOGGLE)
     page.locator(f"{PANEL} a[data-citation='1']").first.wait_for()
 
 
 def test_keyboard_escape_and_focus(site_server, page):
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     page.focus(TOGGLE)
     page.keyboard.press("Enter")
     page.wait_for_selector(PANEL)
@@ -179,6 +186,12 @@ def test_keyboard_escape_and_focus(site_server, page):
     page.keyboard.press("Escape")
     assert page.locator(PANEL).count() == 0
     assert page.evaluate("document.activeElement.getAttribute('aria-controls')") == "textbook-chat-panel"
+    # Esc also closes it when focus has moved back into the page.
+    page.click(TOGGLE)
+    page.wait_for_selector(PANEL)
+    page.click("article h1")
+    page.keyboard.press("Escape")
+    assert page.locator(PANEL).count() == 0
 
 
 def test_low_confidence_shows_related_topics(built_site, site_server, page, stub):
@@ -186,17 +199,18 @@ def test_low_confidence_shows_related_topics(built_site, site_server, page, stub
     stub({"answer": "The textbook does not cover this.", "citations": [], "confidence": 0.1,
           "low_confidence": True, "related_topics": [{"title": "PID control", "url": pid["permalink"]}],
           "request_id": "low"})
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     _open_and_ask(page, "How do I bake bread?")
     box = page.locator(f"{PANEL} [data-low-confidence='true']")
     box.wait_for()
     assert "not sure" in box.inner_text()
+    assert "These sections may help" in box.inner_text()
     page.locator(PANEL).get_by_role("link", name="PID control").click()
     page.wait_for_function("p => location.pathname === p", arg=pid["permalink"])
 
 
 def test_selection_over_the_cap_is_refused_with_a_hint(site_server, page, stub):
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     page.evaluate("""() => {
       const p = document.createElement('p');
       p.id = 'huge';
@@ -218,7 +232,7 @@ def test_phone_width_layout(built_site, site_server, phone, stub, artifacts):
     pid = _doc(built_site, "pid-control")
     anchor = _heading_ids(built_site, pid["permalink"])[-1]
     stub(_stub_answer(f"{pid['permalink']}#{anchor}"))
-    phone.goto(site_server + "docs/")
+    _goto(phone, site_server + "docs/")
     _open_and_ask(phone, "What is a PID controller?")
     phone.locator(f"{PANEL} a[data-citation='1']").first.wait_for()
     box = phone.locator(PANEL).bounding_box()
@@ -236,12 +250,13 @@ def test_phone_width_layout(built_site, site_server, phone, stub, artifacts):
 # --- with the real API (`textbook-chat serve` on the indexed sample) ---------------------------
 
 def test_real_answer_cites_and_lands_on_the_heading(built_site, site_server, page, real_api, artifacts):
-    page.goto(site_server + "docs/")
+    _goto(page, site_server + "docs/")
     page.evaluate("window.__spa = 'still here'")
     started = time.monotonic()
-    _open_and_ask(page, "How do I tune a PID controller?")
-    marker = page.locator(f"{PANEL} a[data-citation]").first
-    marker.wait_for(timeout=60_000)
+    _open_and_ask(page, "What is derivative kick and how do I avoid it?")
+    page.locator(f"{PANEL} a[data-citation]").first.wait_for(timeout=60_000)
+    # A citation of a page's opening text has no heading; follow one that names a section.
+    marker = page.locator(f"{PANEL} a[data-citation][href*='#']").first
     print(f"\n[e2e] real /chat answered in {time.monotonic() - started:.2f}s")
     page.screenshot(path=str(artifacts / "answer-with-citations.png"))
     (REPO / "docs").mkdir(exist_ok=True)
@@ -258,8 +273,8 @@ def test_real_answer_cites_and_lands_on_the_heading(built_site, site_server, pag
 
 def test_real_selection_answer_cites_that_page(built_site, site_server, page, real_api, api_proxy, artifacts):
     pid = _doc(built_site, "pid-control")
-    page.goto(site_server + pid["permalink"][len(BASE_URL):])
-    paragraph = page.locator("article .markdown > p").nth(2)
+    _goto(page, site_server + pid["permalink"][len(BASE_URL):])
+    paragraph = page.locator("article .markdown > p", has_text="setpoint").first
     paragraph.scroll_into_view_if_needed()
     expected_anchor = paragraph.evaluate("""p => {
       let h = null;
@@ -275,7 +290,7 @@ def test_real_selection_answer_cites_that_page(built_site, site_server, page, re
     page.screenshot(path=str(artifacts / "selection-popover.png"))
     api_proxy.requests.clear()
     ask.click()
-    page.fill(INPUT, "What does this mean?")
+    page.fill(INPUT, "How is the error computed from the setpoint and the measurement?")
     page.keyboard.press("Enter")
     page.locator(f"{PANEL} [class*='answer']").first.wait_for(timeout=60_000)
     page.screenshot(path=str(artifacts / "selection-answer.png"))
@@ -294,7 +309,7 @@ def test_dark_mode_follows_infima(site_server, browser, stub, artifacts):
     page = context.new_page()
     try:
         stub(_stub_answer(BASE_URL + "docs/"))
-        page.goto(site_server + "docs/")
+        _goto(page, site_server + "docs/")
         assert page.get_attribute("html", "data-theme") == "dark"
         _open_and_ask(page, "What is a PID controller?")
         page.locator(f"{PANEL} a[data-citation='1']").first.wait_for()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 from functions.contract import chunk_id, content_hash
 from functions.tokens import count_tokens
 from indexer.chunker import ChunkOptions, chunk_document
-from indexer.model import Block, Document, Section
+from indexer.model import Block, Document, Section, SiteSettings
 from indexer.splitting import SEP, count, joint, split_block
 
 
@@ -314,3 +318,43 @@ def test_split_block_pieces_fit_and_are_source_substrings():
     pieces = split_block(text, "paragraph", 100, later=60)
     assert pieces[0][1] <= 100 and all(tokens <= 60 for _, tokens in pieces[1:])
     assert all(piece in text and count(piece) == tokens for piece, tokens in pieces)
+
+
+# Golden files: Markdown in, pinned chunks out. Regenerate with UPDATE_GOLDEN=1 and review the diff.
+FIXTURES = Path(__file__).parent / "fixtures" / "chunk"
+PINNED = (
+    "chunk_index",
+    "anchor",
+    "url",
+    "section_number",
+    "section_title",
+    "heading_level",
+    "heading_path",
+    "module",
+    "doc_id",
+    "tags",
+    "token_count",
+    "content_type",
+    "content",
+)
+GOLDEN = [
+    ("basics.md", ChunkOptions(), "basics.json"),
+    ("basics.md", ChunkOptions(split_levels=(2,)), "basics.h2-only.json"),
+    ("merging.md", ChunkOptions(), "merging.json"),
+    ("long.md", ChunkOptions(max_tokens=256, overlap_tokens=40), "long.json"),
+]
+
+
+@pytest.mark.parametrize(("source", "options", "golden"), GOLDEN)
+def test_golden_markdown_to_chunks(source, options, golden):
+    markdown = pytest.importorskip("indexer.markdown")
+    text = (FIXTURES / source).read_text(encoding="utf-8")
+    document = markdown.parse_text(text, f"robotics/{source}", SiteSettings())
+    chunks = chunk_document(document, options)
+    got = [{key: c.payload()[key] for key in PINNED} for c in chunks]
+    path = FIXTURES / golden
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert got == json.loads(path.read_text(encoding="utf-8"))
+    for c in chunks:
+        assert c.token_count == count_tokens(c.embed_text) <= options.max_tokens

@@ -13,6 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexer.markdown import is_indexable, parse_document, parse_text
 from indexer.model import ParseProblem, SiteSettings
@@ -72,6 +74,7 @@ def test_drafts_and_partials_are_not_indexable():
 @pytest.mark.parametrize(("data", "line", "words"), [
     (b"---\ntitle: [unclosed\n---\n# x\n", 3, "front matter is not valid YAML"),
     (b"---\n- a list\n---\n", 2, "front matter must be"),
+    (b"---\ntitle: never closed\n\n# Body\n", 1, "never closed"),
     (b"# Caf\xe9\n\nok\n\n\xff\xfe", 1, "invalid UTF-8"),
     (b"# ok\n\nline two\n\xff", 4, "invalid UTF-8"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", None, "binary file"),
@@ -104,3 +107,17 @@ def test_partials_render_in_place_with_their_own_slugger(tmp_path):
     doc = parse_document(tmp_path / "page.mdx", tmp_path, SiteSettings())
     assert [(s.anchor, s.line, [b.text for b in s.blocks]) for s in doc.sections] == [
         ("shared", 4, ["A text."]), ("shared", 6, []), ("from-b", 6, ["B text.", "<Gone />"])]
+
+
+PIECES = ["# ", "## ", "    ", "```", "~~~", ":::note", ":::", "<Tabs>", "</Tabs>", "<!--", "-->",
+          "{/* #x */}", "{#id}", "{", "}", "$$", "- ", "> ", "| a |", "[^1]", "[^1]: n", "import X from './_x.md';",
+          "<X />", "export const a = 1;", "***", "<h2 id=\"r\">R</h2>", "text", "é", "🚀", "\n", "\n\n", "\t"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.sampled_from(["mdx", "detect"]))
+def test_any_text_parses_and_anchors_are_strings(pieces, fmt):
+    doc = _doc("".join(pieces), "p.md", fmt)
+    for section in doc.sections:
+        assert section.anchor is None or (isinstance(section.anchor, str) and section.anchor)
+        assert all(block.text.strip() and block.line >= 1 for block in section.blocks)

@@ -81,6 +81,16 @@ export default function TextbookChat() {
     toggleRef.current?.focus();
   }, []);
 
+  // Esc closes the panel wherever focus is (inside the panel the panel's own handler runs first).
+  useEffect(() => {
+    if (!open) return undefined;
+    const onEscape = (event) => {
+      if (event.key === 'Escape' && !event.defaultPrevented) close();
+    };
+    document.addEventListener('keydown', onEscape);
+    return () => document.removeEventListener('keydown', onEscape);
+  }, [open, close]);
+
   const resolve = useCallback(
     (url) => citationTarget(url, {baseUrl: siteConfig.baseUrl, siteUrl: siteConfig.url, origin: window.location.origin}),
     [siteConfig.baseUrl, siteConfig.url],
@@ -165,7 +175,7 @@ export default function TextbookChat() {
 
   const onKeyDown = (event) => {
     if (event.key === 'Escape') {
-      event.stopPropagation();
+      event.preventDefault();
       close();
     }
   };
