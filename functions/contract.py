@@ -53,6 +53,9 @@ class Chunk:
     content_type: str
     tags: list[str] = field(default_factory=list)
     embedding_model: str = ""
+    # Hash of the source file and every setting that shaped this chunk: an unchanged file is
+    # not even re-parsed on the next sync.
+    source_hash: str = ""
     # Not stored in the payload: the text that is embedded (title + heading path + content).
     embed_text: str = ""
 

@@ -133,16 +133,28 @@ class QdrantStore:
         return True
 
     # --- sync -------------------------------------------------------------------------------
-    def scroll_payloads(self, fields: Sequence[str]) -> Iterator[tuple[int, dict]]:
-        """Every point's id and the given payload fields."""
+    def scroll_payloads(
+        self, fields: Sequence[str], doc_paths: Sequence[str] | None = None
+    ) -> Iterator[tuple[int, dict]]:
+        """Every point's id and the given payload fields (only of doc_paths, when given)."""
+        from qdrant_client import models
+
+        flt = None
+        if doc_paths is not None:
+            flt = models.Filter(
+                must=[
+                    models.FieldCondition(key="doc_path", match=models.MatchAny(any=list(doc_paths)))
+                ]
+            )
         offset = None
         while True:
             points, offset = self.client.scroll(
                 self.collection,
-                limit=1024,
+                limit=2048,
                 offset=offset,
                 with_payload=list(fields),
                 with_vectors=False,
+                scroll_filter=flt,
             )
             for p in points:
                 yield int(p.id), dict(p.payload or {})

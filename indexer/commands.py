@@ -88,7 +88,8 @@ def cmd_index(args) -> int:
     from indexer.report import print_summary
     from indexer.sync import Summary, export_jsonl
 
-    site, built = build(args)
+    if args.dry_run or args.export:
+        site, built = build(args)
     if args.export:
         export_jsonl(built.chunks, args.export)
     if args.dry_run:
@@ -96,22 +97,32 @@ def cmd_index(args) -> int:
                           problems=built.failed)
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
-    summary = index_built(built, Settings.from_env(os.environ), recreate=args.recreate)
+    summary = index_docs(args, Settings.from_env(os.environ))
     print_summary(summary, as_json=args.json, export=args.export)
     return 1 if summary.failed else 0
 
 
-def index_built(built, settings: Settings, recreate: bool = False, embedder=None):
+def index_docs(args, settings: Settings, embedder=None):
+    """Sync args.docs_dir into the store of settings, with progress bars."""
     from functions.embeddings.factory import make_embedder
     from functions.store import QdrantStore
+    from indexer.discover import discover
     from indexer.progress import bar
-    from indexer.sync import sync_chunks
+    from indexer.sync import sync_docs
 
+    _check_docs_dir(args.docs_dir)
+    site, routes = resolve_site(args)
+    options = chunk_options(args)
     embedder = embedder or make_embedder(settings)
     store = QdrantStore.open(settings)
     try:
-        with bar(None, "Embedding", unit="chunk") as tick:
-            return sync_chunks(built, store, embedder, recreate=recreate, progress=tick)
+        with bar(len(discover(args.docs_dir)), "Reading", unit="file") as tick_file, bar(
+            None, "Embedding", unit="chunk"
+        ) as tick_chunk:
+            return sync_docs(
+                args.docs_dir, site, options, store, embedder, routes=routes,
+                recreate=args.recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
+            )
     finally:
         store.close()
 
@@ -149,8 +160,7 @@ def cmd_demo(args) -> int:
     settings = Settings.from_env(env)
     print(f"Indexing the sample textbook in {docs} into {settings.qdrant_url or settings.qdrant_path} ...",
           file=sys.stderr)
-    _, built = build(ns)
-    summary = index_built(built, settings)
+    summary = index_docs(ns, settings)
     print_summary(summary, as_json=False)
     questions = args.question or [
         "What does the derivative term of a PID controller do?",

@@ -20,14 +20,18 @@ class SyncPlan:
 
 def plan_sync(
     wanted: Iterable[Chunk],
-    existing: Mapping[int, dict],
+    stored: Mapping[int, dict],
+    full: Mapping[int, dict] | None = None,
     keep_docs: Iterable[str] = (),
 ) -> SyncPlan:
-    """wanted: every chunk of every doc that parsed; existing: point id -> stored payload;
-    keep_docs: doc paths that failed this run, whose stored points must survive untouched."""
+    """wanted: every chunk of the docs rebuilt this run; stored: point id -> at least
+    doc_path and content_hash of every stored point; full: point id -> complete payload, for
+    the points of rebuilt docs (default: stored); keep_docs: doc paths whose stored points must
+    survive untouched (failed to parse this run, or unchanged and not re-parsed)."""
+    full = stored if full is None else full
     keep = set(keep_docs)
     by_hash: dict[str, int] = {}
-    for pid, payload in existing.items():
+    for pid, payload in stored.items():
         h = payload.get("content_hash")
         if h and h not in by_hash:
             by_hash[h] = pid
@@ -37,8 +41,8 @@ def plan_sync(
     for chunk in wanted:
         pid = chunk.point_id
         wanted_ids.add(pid)
-        stored = existing.get(pid)
-        if stored is not None and stored == chunk.payload():
+        old = full.get(pid)
+        if old is not None and old == chunk.payload():
             plan.unchanged.append(chunk)
         elif chunk.content_hash in by_hash:
             plan.reuse.append(chunk)
@@ -50,7 +54,7 @@ def plan_sync(
             plan.embed.append(chunk)
     plan.delete = sorted(
         pid
-        for pid, payload in existing.items()
+        for pid, payload in stored.items()
         if pid not in wanted_ids and payload.get("doc_path") not in keep
     )
     return plan

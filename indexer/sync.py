@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from indexer.plan import SyncPlan, plan_sync
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
+# Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
+PIPELINE_VERSION = "1"
+_LIGHT_FIELDS = ("doc_path", "content_hash", "source_hash")
 
 
 @dataclass
@@ -36,6 +40,7 @@ class BuildResult:
     files: int = 0
     failed: list[Problem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # drafts
+    unchanged_docs: list[str] = field(default_factory=list)  # same source hash: not re-parsed
 
     @property
     def failed_docs(self) -> list[str]:
@@ -63,13 +68,16 @@ def build_chunks(
     chunk_options,
     routes: dict | None = None,
     progress: Callable[[str], None] | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> BuildResult:
-    """Parse and chunk every doc; one broken doc is recorded and the rest go on."""
+    """Parse and chunk every doc; one broken doc is recorded and the rest go on.
+    known: doc path -> source hash already indexed; such files are not parsed again."""
     from indexer.chunker import chunk_document
     from indexer.markdown import parse_document
 
     result = BuildResult()
     seen_urls: dict[str, str] = {}
+    fingerprint = settings_fingerprint(docs_dir, site, chunk_options)
     for rel in discover(docs_dir):
         if progress:
             progress(rel)
@@ -81,6 +89,14 @@ def build_chunks(
                 # Not in the build manifest: Docusaurus built no page for it (draft, excluded).
                 result.skipped.append(rel)
                 continue
+        try:
+            source_hash = file_hash(docs_dir / rel, fingerprint, route)
+        except OSError as exc:
+            result.failed.append(Problem(rel, None, f"could not be read ({exc.strerror})"))
+            continue
+        if known and known.get(rel) == source_hash:
+            result.unchanged_docs.append(rel)
+            continue
         try:
             doc = parse_document(docs_dir / rel, docs_dir, site, route=route)
         except ParseProblem as exc:
@@ -105,10 +121,51 @@ def build_chunks(
             continue
         seen_urls[doc.url] = rel
         try:
-            result.chunks.extend(chunk_document(doc, chunk_options))
+            result.chunks.extend(
+                replace(c, source_hash=source_hash) for c in chunk_document(doc, chunk_options)
+            )
         except Exception as exc:
             result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: {exc})"))
     return result
+
+
+def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options) -> str:
+    """Everything besides a file's own bytes that shapes its chunks, partials included."""
+    h = hashlib.sha256(f"{PIPELINE_VERSION}|{site}|{chunk_options}".encode())
+    for path in sorted(docs_dir.rglob("_*")):
+        for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if f.is_file() and f.suffix in (".md", ".mdx"):
+                h.update(f.as_posix().encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def file_hash(path: Path, fingerprint: str, route) -> str:
+    h = hashlib.sha256(fingerprint.encode())
+    h.update(repr(route).encode())
+    h.update(path.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def sync_docs(
+    docs_dir: Path,
+    site: SiteSettings,
+    chunk_options,
+    store,
+    embedder: Embedder,
+    routes: dict | None = None,
+    recreate: bool = False,
+    progress: Callable[[str], None] | None = None,
+    embed_progress: Callable[[int], None] | None = None,
+) -> Summary:
+    """The whole index job against one store: files already indexed unchanged are skipped."""
+    store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
+    stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
+    hashes: dict[str, set[str]] = {}
+    for payload in stored.values():
+        hashes.setdefault(payload.get("doc_path"), set()).add(payload.get("source_hash", ""))
+    known = {doc: next(iter(hs)) for doc, hs in hashes.items() if len(hs) == 1}
+    built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known)
+    return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
 
 
 def export_jsonl(chunks: list[Chunk], path: Path) -> None:
@@ -123,13 +180,19 @@ def sync_chunks(
     embedder: Embedder,
     recreate: bool = False,
     progress: Callable[[int], None] | None = None,
+    stored: Mapping[int, dict] | None = None,
 ) -> Summary:
     """Write the built chunks to the store: reuse vectors by content hash, embed only new text,
-    delete what is gone, keep the points of docs that failed."""
-    store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
+    delete what is gone, keep the points of docs that failed or were not re-parsed."""
+    if stored is None:
+        store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
+        stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     wanted = [replace(c, embedding_model=embedder.model_name) for c in built.chunks]
-    existing = dict(store.scroll_payloads(_PAYLOAD_FIELDS))
-    plan = plan_sync(wanted, existing, keep_docs=built.failed_docs)
+    rebuilt = sorted({c.doc_path for c in wanted})
+    full = dict(store.scroll_payloads(_PAYLOAD_FIELDS, doc_paths=rebuilt)) if rebuilt else {}
+    keep = set(built.failed_docs) | set(built.unchanged_docs)
+    plan = plan_sync(wanted, stored, full, keep_docs=keep)
+    kept = sum(1 for p in stored.values() if p.get("doc_path") in set(built.unchanged_docs))
     vectors = _vectors_for(plan, store, embedder, progress)
     items = [
         (c.point_id, c.payload(), vectors[c.content_hash], encode_document(c.embed_text))
@@ -141,10 +204,10 @@ def sync_chunks(
         store.delete(plan.delete)
     return Summary(
         files=built.files,
-        chunks=len(wanted),
+        chunks=len(wanted) + kept,
         embedded=len(plan.embed),
         reused=len(plan.reuse),
-        unchanged=len(plan.unchanged),
+        unchanged=len(plan.unchanged) + kept,
         deleted=len(plan.delete),
         failed=len(built.failed),
         problems=list(built.failed),

@@ -12,7 +12,7 @@ from functions.settings import Settings
 from functions.store import QdrantStore
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings
-from indexer.sync import build_chunks, sync_chunks
+from indexer.sync import build_chunks, sync_chunks, sync_docs
 from tests.fakes.embedder import FakeEmbedder
 
 PARA = "A paragraph about {topic} with enough words to be a real section of a real textbook chapter. " * 4
@@ -71,8 +71,27 @@ def env(tmp_path):
 
 
 def run(docs: Path, store, embedder, **kw):
+    return sync_docs(docs, SiteSettings(base_url="/book/"), ChunkOptions(), store, embedder, **kw)
+
+
+def test_sync_chunks_alone_reparses_everything_yet_writes_nothing(env):
+    docs, store = env
+    run(docs, store, FakeEmbedder())
     built = build_chunks(docs, SiteSettings(base_url="/book/"), ChunkOptions())
-    return sync_chunks(built, store, embedder, **kw)
+    emb = FakeEmbedder()
+    s = sync_chunks(built, store, emb)
+    assert emb.calls == 0 and s.unchanged == s.chunks and s.deleted == 0
+
+
+def test_changed_partial_reparses_pages(env):
+    docs, store = env
+    (docs / "_shared").mkdir()
+    (docs / "_shared" / "_note.md").write_text("Shared words.\n")
+    run(docs, store, FakeEmbedder())
+    assert run(docs, store, FakeEmbedder()).unchanged > 0
+    (docs / "_shared" / "_note.md").write_text("Other shared words.\n")
+    s = run(docs, store, FakeEmbedder())
+    assert s.embedded == 0 and s.reused == s.chunks  # re-parsed; new source hash, same vectors
 
 
 def test_second_run_embeds_and_writes_nothing(env):

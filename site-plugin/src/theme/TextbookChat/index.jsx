@@ -61,6 +61,7 @@ export default function TextbookChat() {
   const inputRef = useRef(null);
   const toggleRef = useRef(null);
   const logRef = useRef(null);
+  const panelRef = useRef(null);
 
   useEffect(() => {
     setMessages(loadConversation(sessionStore()));
@@ -85,7 +86,7 @@ export default function TextbookChat() {
   useEffect(() => {
     if (!open) return undefined;
     const onEscape = (event) => {
-      if (event.key === 'Escape' && !event.defaultPrevented) close();
+      if (event.key === 'Escape' && !panelRef.current?.contains(event.target)) close();
     };
     document.addEventListener('keydown', onEscape);
     return () => document.removeEventListener('keydown', onEscape);
@@ -175,7 +176,6 @@ export default function TextbookChat() {
 
   const onKeyDown = (event) => {
     if (event.key === 'Escape') {
-      event.preventDefault();
       close();
     }
   };
@@ -197,7 +197,7 @@ export default function TextbookChat() {
         <span className={styles.toggleText}>{open ? '' : labels.button}</span>
       </button>
       {open && (
-        <section id="textbook-chat-panel" className={styles.panel} role="dialog" aria-modal="false" aria-labelledby="textbook-chat-title" onKeyDown={onKeyDown}>
+        <section ref={panelRef} id="textbook-chat-panel" className={styles.panel} role="dialog" aria-modal="false" aria-labelledby="textbook-chat-title" onKeyDown={onKeyDown}>
           <header className={styles.header}>
             <h2 id="textbook-chat-title" className={styles.title}>{labels.title}</h2>
             {messages.length > 0 && (

@@ -1,0 +1,67 @@
+"""The fake OpenAI server itself: chat completions, scripting, recording (used by other tests)."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from tests.fakes.embedder import FakeEmbedder
+from tests.fakes.openai_server import DEFAULT_REPLY, FakeOpenAI
+
+pytest_plugins = ["tests.fakes.conftest_plugin"]
+
+
+def client(server: FakeOpenAI) -> openai.OpenAI:
+    return openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0, timeout=2.0)
+
+
+def ask(server: FakeOpenAI, text: str = "What is PID?") -> str:
+    response = client(server).chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": text}], temperature=0.3)
+    return response.choices[0].message.content
+
+
+def test_chat_default_then_scripted_replies_and_records(fake_openai):
+    fake_openai.reply_next("Scripted [2].")
+    assert ask(fake_openai) == "Scripted [2]."
+    assert ask(fake_openai) == DEFAULT_REPLY and "[1]" in DEFAULT_REPLY
+    bodies = [r.body for r in fake_openai.chat_requests]
+    assert [b["messages"][0]["content"] for b in bodies] == ["What is PID?"] * 2
+    assert bodies[0]["temperature"] == 0.3
+
+
+def test_failures_aim_at_one_endpoint(fake_openai):
+    fake_openai.fail_next(status=500, endpoint="chat")
+    client(fake_openai).embeddings.create(model="m", input=["ok"])  # not affected
+    with pytest.raises(openai.InternalServerError):
+        ask(fake_openai)
+    assert ask(fake_openai) == DEFAULT_REPLY
+
+
+def test_429_carries_retry_after_and_stream_is_refused(fake_openai):
+    fake_openai.fail_next(status=429, retry_after=7)
+    with pytest.raises(openai.RateLimitError) as err:
+        ask(fake_openai)
+    assert err.value.response.headers["retry-after"] == "7"
+    with pytest.raises(openai.BadRequestError, match="stream"):
+        client(fake_openai).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+
+
+def test_delay_makes_the_client_time_out(fake_openai):
+    fake_openai.delay_next(5.0)
+    with pytest.raises(openai.APITimeoutError):
+        openai.OpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0,
+                      timeout=0.2).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}])
+    assert ask(fake_openai) == DEFAULT_REPLY
+
+
+def test_fake_embedder_is_deterministic_and_word_similar(fake_embedder):
+    a, b, c = fake_embedder.embed_batch(["PID control loop", "the PID loop", "camera lens"])
+    assert fake_embedder.calls == 1
+    assert fake_embedder.texts_embedded == ["PID control loop", "the PID loop", "camera lens"]
+    dot = lambda u, v: sum(x * y for x, y in zip(u, v, strict=True))  # noqa: E731
+    assert abs(dot(a, a) - 1) < 1e-9 and dot(a, b) > dot(a, c)
+    assert FakeEmbedder().embed_batch(["PID control loop"])[0] == a
+    assert len(FakeEmbedder(dimension=8).embed_batch([""])[0]) == 8

@@ -1,0 +1,50 @@
+"""The numpy BERT pieces: exact GELU, and attention (fast path and overflow fallback)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from functions.embeddings.bert_numpy import BertEncoder, gelu_
+
+
+def test_gelu_matches_erf_definition():
+    x = np.linspace(-15, 15, 30001).astype(np.float32)
+    got = gelu_(x.copy(), np.empty((3, *x.shape), dtype=np.float32)).astype(np.float64)
+    want = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
+    assert np.abs(got - want).max() < 4e-7  # float32 rounding of values up to 15
+    small = np.abs(x) < 1
+    assert np.abs(got - want)[small].max() < 1e-7
+
+
+def naive_attention(qkv: np.ndarray, heads: int) -> np.ndarray:
+    n, hidden = qkv.shape[0], qkv.shape[1] // 3
+    d = hidden // heads
+    q, k, v = (qkv[:, i * hidden:(i + 1) * hidden].reshape(n, heads, d).transpose(1, 0, 2)
+               for i in range(3))
+    scores = (q @ k.transpose(0, 2, 1)).astype(np.float64)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    return (weights @ v).transpose(1, 0, 2).reshape(n, hidden)
+
+
+def encoder(heads: int = 4) -> BertEncoder:
+    enc = BertEncoder.__new__(BertEncoder)  # only the attention step is exercised
+    enc.heads = heads
+    return enc
+
+
+def test_attention_matches_naive_softmax():
+    qkv = np.random.default_rng(1).standard_normal((37, 3 * 32)).astype(np.float32)
+    ctx = np.empty((37, 32), dtype=np.float32)
+    encoder()._attention(qkv, ctx)
+    assert np.allclose(ctx, naive_attention(qkv, 4), atol=1e-5)
+
+
+def test_attention_falls_back_when_scores_would_overflow():
+    qkv = np.random.default_rng(2).standard_normal((20, 3 * 32)).astype(np.float32) * 12
+    ctx = np.empty((20, 32), dtype=np.float32)
+    encoder()._attention(qkv, ctx)
+    assert np.isfinite(ctx).all()
+    assert np.allclose(ctx, naive_attention(qkv, 4), atol=1e-4)
