@@ -160,7 +160,7 @@ class BertEncoder:
         out = ctx.reshape(n, heads, head_dim)
         for h in range(heads):
             np.matmul(q[h], k[h].T, out=scores)
-            with np.errstate(over="ignore", under="ignore"):
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 weighted = np.exp(scores) @ v1[h]
             sums = weighted[:, head_dim:]
             if not (np.isfinite(sums).all() and sums.min() > 1e-30):

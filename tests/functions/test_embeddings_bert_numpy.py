@@ -15,7 +15,7 @@ def test_gelu_matches_erf_definition():
     want = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
     assert np.abs(got - want).max() < 4e-7  # float32 rounding of values up to 15
     small = np.abs(x) < 1
-    assert np.abs(got - want)[small].max() < 1e-7
+    assert np.abs(got - want)[small].max() < 1.5e-7  # float32 ulp of 1 is 1.2e-7
 
 
 def naive_attention(qkv: np.ndarray, heads: int) -> np.ndarray:
