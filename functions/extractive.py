@@ -30,7 +30,8 @@ def sentences(text: str) -> list[str]:
     out = []
     for para in re.split(r"\n\s*\n", "\n".join(lines)):
         para = " ".join(para.split())
-        out += [s for s in _SPLIT.split(para) if len(s) >= 20]
+        # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
+        out += [s for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")]
     return out
 
 

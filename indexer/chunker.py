@@ -56,10 +56,17 @@ class Unit:
     prefix: str  # first line of the embedded text: doc title > heading path
     prefix_cost: int  # tokens of prefix + SEP
     items: list[Item] = field(default_factory=list)
+    text: str = ""  # the items joined with SEP
+    tokens: int = 0  # exact tokens of text
+    end: int = 0  # tokens SEP costs after text
+    has_body: bool = False
 
-    @property
-    def has_body(self) -> bool:
-        return any(item.kind != "heading" for item in self.items)
+    def finish(self) -> None:
+        """Count the section once as a whole; its items are counted only if it must be cut."""
+        self.text = SEP.join(item.text for item in self.items)
+        self.tokens = count(self.text)
+        self.end = joint(self.items[-1].text) if self.items else 0
+        self.has_body = any(item.kind != "heading" for item in self.items)
 
 
 def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[Chunk]:
@@ -69,11 +76,23 @@ def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[C
     groups = _merge(units, options)
     chunks: list[Chunk] = []
     for group in groups:
+        first = units[group[0]]
+        tokens = sum(units[u].tokens + units[u].end for u in group) - units[group[-1]].end
+        if first.prefix_cost + tokens <= options.max_tokens:  # the common case: one chunk
+            items = [item for u in group for item in units[u].items]
+            content = SEP.join(units[u].text for u in group)
+            chunks.append(_chunk(doc, first, content, tokens, items, len(chunks)))
+            continue
+        for u in group:
+            for item in units[u].items:
+                item.tokens, item.joint = count(item.text), joint(item.text)
         items = _fit_items(units, group, options)
         for piece in pack(
             items, lambda u: options.max_tokens - units[u].prefix_cost, options.overlap_tokens
         ):
-            chunks.append(_chunk(doc, units, piece, len(chunks)))
+            content = SEP.join(item.text for item in piece)
+            unit = units[piece[0].unit]
+            chunks.append(_chunk(doc, unit, content, size(piece), piece, len(chunks)))
     return chunks
 
 
@@ -96,12 +115,14 @@ def _units(doc: Document, options: ChunkOptions) -> list[Unit]:
             units.append(_unit(doc, units, section, parent, children, options))
             stack.append(len(units) - 1)
         elif section.title:
-            units[-1].items.append(_item(len(units) - 1, "heading", _heading(level, section.title)))
+            units[-1].items.append(Item(len(units) - 1, "heading", _heading(level, section.title)))
         units[-1].items.extend(
-            _item(len(units) - 1, block.kind, clean(block.text))
+            Item(len(units) - 1, block.kind, clean(block.text))
             for block in section.blocks
             if block.text.strip()
         )
+    for unit in units:
+        unit.finish()
     return units
 
 
@@ -124,12 +145,8 @@ def _unit(doc, units, section, parent, children, options: ChunkOptions) -> Unit:
         )
     unit = Unit(section, section.level, parent, path, number, prefix, count(prefix) + joint(prefix))
     if section.title:
-        unit.items.append(_item(index, "heading", _heading(section.level, section.title)))
+        unit.items.append(Item(index, "heading", _heading(section.level, section.title)))
     return unit
-
-
-def _item(unit: int, kind: str, text: str) -> Item:
-    return Item(unit, kind, text, count(text), joint(text))
 
 
 def _under(units: list[Unit], u: int, ancestor: int) -> bool:
@@ -148,8 +165,8 @@ def _merge(units: list[Unit], options: ChunkOptions) -> list[list[int]]:
     its first child whatever the size (the packer cuts the result), else it is dropped: it has
     nothing to cite, and its sibling keeps its own anchor.
     """
-    sizes = [size(unit.items) for unit in units]
-    ends = [unit.items[-1].joint if unit.items else 0 for unit in units]
+    sizes = [unit.tokens for unit in units]
+    ends = [unit.end for unit in units]
     body = [unit.has_body for unit in units]
 
     def tokens(group: list[int]) -> int:
@@ -214,12 +231,9 @@ def _fit_items(units: list[Unit], group: list[int], options: ChunkOptions) -> li
     return out
 
 
-def _chunk(doc: Document, units: list[Unit], piece: list[Item], index: int) -> Chunk:
-    unit = units[piece[0].unit]
-    section = unit.section
-    content = SEP.join(item.text for item in piece)
+def _chunk(doc: Document, unit: Unit, content: str, tokens: int, items, index: int) -> Chunk:
     embed_text = unit.prefix + SEP + content
-    anchor = section.anchor or ""
+    anchor = unit.section.anchor or ""
     return Chunk(
         chunk_id=chunk_id(doc.source, index),
         doc_path=doc.source,
@@ -234,18 +248,19 @@ def _chunk(doc: Document, units: list[Unit], piece: list[Item], index: int) -> C
         url=f"{doc.url}#{anchor}" if anchor else doc.url,
         page_url=doc.url,
         chunk_index=index,
-        token_count=unit.prefix_cost + size(piece),
+        token_count=unit.prefix_cost + tokens,
         content=content,
         content_hash=content_hash(embed_text),
-        content_type=_content_type(piece),
+        content_type=_content_type(items),
         tags=list(doc.tags),
         embed_text=embed_text,
     )
 
 
-def _content_type(piece: list[Item]) -> str:
-    total = sum(item.tokens for item in piece if item.kind != "heading") or 1
+def _content_type(items: list[Item]) -> str:
+    """ "code" or "table" when that kind makes up most of the text (by characters), else "text"."""
+    total = sum(len(item.text) for item in items if item.kind != "heading") or 1
     for kind in ("code", "table"):
-        if sum(item.tokens for item in piece if item.kind == kind) * 2 > total:
+        if sum(len(item.text) for item in items if item.kind == kind) * 2 > total:
             return kind
     return "text"

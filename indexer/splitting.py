@@ -212,8 +212,8 @@ class Item:
     unit: int  # index of the section it belongs to
     kind: str  # a block kind, or "heading"
     text: str
-    tokens: int
-    joint: int  # tokens SEP costs after it
+    tokens: int = 0
+    joint: int = 0  # tokens SEP costs after it
     brk: bool = False  # a later piece of a cut block: it starts a new chunk
 
 

@@ -9,4 +9,8 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -
   (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "Chromium could not be installed; browser tests will be skipped." >&2
 fi
 .venv/bin/ruff check .
+if command -v npm >/dev/null 2>&1; then
+  echo "Site plugin unit tests (node --test)..." >&2
+  (cd site-plugin && npm ci --no-audit --no-fund --loglevel=error && npm test)
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -111,6 +111,10 @@ def build_sample_site(api_url: str) -> BuiltSite:
     build = tree_hash(SAMPLE, extra=plugin + deps + api_url)
     if not _stamp_ok(stamps / "build", build) or not (site / "build" / "index.html").is_file():
         started = time.monotonic()
+        # webpack's persistent cache trusts node_modules by package version, and the packed
+        # plugin keeps its version while its code changes: start from a clean cache.
+        shutil.rmtree(site / "node_modules" / ".cache", ignore_errors=True)
+        shutil.rmtree(site / ".docusaurus", ignore_errors=True)
         env = {**os.environ, "TEXTBOOK_CHAT_E2E_API_URL": api_url}
         _run(["npx", "docusaurus", "build"], site, env=env)
         timings["docusaurus_build_s"] = time.monotonic() - started

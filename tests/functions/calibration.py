@@ -1,18 +1,15 @@
-"""Confidence calibration data: the sample textbook's sections embedded with a real model,
-questions it answers and questions it does not. `python -m tests.functions.calibration`
-prints the score distributions that functions/confidence.py's thresholds come from."""
+"""Confidence calibration: the sample textbook indexed by the real indexer with a real model,
+questions it answers and questions it does not, each run through the chat retrieval
+(hybrid search + re-rank). `python -m tests.functions.calibration` prints the score
+distributions that functions/confidence.py's thresholds come from."""
 
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from functions.confidence import score, thresholds
-from functions.search_types import SearchHit
 
 DOCS = Path(__file__).resolve().parents[2] / "samples" / "textbook" / "docs"
 ANSWERED = [
@@ -30,6 +27,10 @@ ANSWERED = [
     "What is Gray code used for in absolute encoders?", "How do I convert encoder counts to speed?",
     "How do I estimate gyroscope bias at startup?", "What are hard-iron and soft-iron distortion?",
     "How does temperature affect ultrasonic ranging?", "How does a 2D scanning lidar work?",
+    "How do I choose the blend factor of a complementary filter?",
+    "What is the typical blend factor?", "How do encoders count edges in x4 mode?",
+    "How does a Kalman filter predict and update?", "What should be on a pre-run checklist?",
+    "How far can an ultrasonic sensor see?",
 ]
 NOT_ANSWERED = [
     "What is the capital of Australia?", "How do I bake sourdough bread?",
@@ -45,57 +46,41 @@ NOT_ANSWERED = [
     "How do I design a PCB for a 48 V battery management system?",
     "What is inverse kinematics for a six-axis arm?", "How do I calibrate a stereo camera?",
 ]
-_HEADING = re.compile(r"^(#{1,4})\s+(.*?)\s*(\{#[^}]*\})?\s*$")
 
 
-def sections(docs: Path = DOCS) -> list[str]:
-    """Heading path + text of every section (a plain split; the indexer's chunks are finer)."""
-    out = []
-    for path in sorted(docs.rglob("*.md")):
-        if path.name.startswith("_") or "/_" in str(path.relative_to(docs)):
-            continue
-        trail: list[str] = []
-        body: list[str] = []
-        in_code = False
-        for line in path.read_text(encoding="utf-8").split("\n---\n", 2)[-1].splitlines():
-            in_code ^= line.startswith("```")
-            m = None if in_code else _HEADING.match(line)
-            if m:
-                if body and "".join(body).strip():
-                    out.append(" > ".join(trail) + "\n" + "\n".join(body))
-                level = len(m.group(1))
-                trail = trail[: level - 1] + [m.group(2)]
-                body = []
-            else:
-                body.append(line)
-        if body and "".join(body).strip():
-            out.append(" > ".join(trail) + "\n" + "\n".join(body))
-    return out
+def indexed_retriever(folder: str, embedder):
+    """The sample textbook indexed into local Qdrant under folder, and a Retriever over it."""
+    from functions.retrieval import Retriever
+    from functions.settings import Settings
+    from functions.store import QdrantStore
+    from indexer.commands import _default_index_args, index_docs
+
+    settings = Settings(qdrant_path=folder)
+    index_docs(_default_index_args(DOCS, DOCS.parent), settings, embedder)
+    return Retriever(QdrantStore.open(settings), embedder)
 
 
-def scores(embedder, questions: list[str], texts: list[str], top_k: int = 5) -> list[float]:
-    docs = np.array(embedder.embed_batch(texts))
-    qs = np.array(embedder.embed_batch(questions))
-    out = []
-    for sims in qs @ docs.T:
-        top = np.sort(sims)[::-1][:top_k]
-        out.append(score([SearchHit(i, 0.0, float(s), {}) for i, s in enumerate(top)]))
-    return out
+def retrieval_scores(retriever, questions: list[str]) -> list[float]:
+    return [score(retriever.retrieve(q)) for q in questions]
 
 
 def main() -> int:
+    import tempfile
+
     from functions.embeddings.local import LocalMiniLM
 
-    embedder, texts = LocalMiniLM(), sections()
+    embedder = LocalMiniLM()
     low, none = thresholds(embedder.model_name)
+    folder = tempfile.mkdtemp()
+    retriever = indexed_retriever(folder, embedder)
     for name, qs in (("answered", ANSWERED), ("not answered", NOT_ANSWERED)):
-        s = scores(embedder, qs, texts)
+        s = retrieval_scores(retriever, qs)
         print(f"{name:>13}: n={len(s)} min={min(s):.3f} median={statistics.median(s):.3f} "
               f"max={max(s):.3f}  below low={sum(v < low for v in s)}  "
               f"below none={sum(v < none for v in s)}")
         for q, v in sorted(zip(qs, s, strict=True), key=lambda x: x[1]):
             print(f"    {v:.3f}  {q}")
-    print(f"{len(texts)} sections; thresholds low={low} none={none}")
+    print(f"thresholds low={low} none={none}")
     return 0
 
 

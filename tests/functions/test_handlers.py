@@ -121,3 +121,14 @@ def test_selection_handler_imports_nothing_of_qdrant_in_a_fresh_process(tmp_path
         "#loop-jitter")
     assert result["bad"] == []
     assert not (tmp_path / "none").exists()  # never opened the local index either
+
+
+def test_chat_handler_import_is_light(tmp_path):
+    """Building the chat container imports no Qdrant, embedding or SDK code until a question."""
+    code = ("import sys; import functions.handlers.chat; print(sorted(m for m in sys.modules if "
+            "m.split('.')[0] in ('qdrant_client', 'openai', 'numpy', 'tiktoken', 'boto3') or "
+            "m.startswith(('functions.embeddings', 'functions.store'))))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QDRANT_PATH": str(tmp_path / "q")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
