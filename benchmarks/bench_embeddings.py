@@ -94,11 +94,13 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
         st.encode(chunks[:4])
     best = {"local (truncate)": 0.0, "local (windows)": 0.0, "sentence-transformers": 0.0}
     for r in range(rounds):  # interleaved, best of rounds: the machine may be shared
+        time.sleep(1)  # let torch's OpenMP threads stop spinning before we time the next run
         mine, dt = timed(local.embed_array, chunks)
         best["local (truncate)"] = max(best["local (truncate)"], len(chunks) / dt)
         _, dt = timed(windows.embed_array, chunks)
         best["local (windows)"] = max(best["local (windows)"], len(chunks) / dt)
         if st is not None:
+            time.sleep(1)
             theirs, dt = timed(lambda: st.encode(chunks, normalize_embeddings=True))
             best["sentence-transformers"] = max(best["sentence-transformers"], len(chunks) / dt)
             if r == 0:
