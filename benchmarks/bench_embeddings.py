@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds)
     if args.chunks_jsonl:
         rows = [json.loads(line) for line in args.chunks_jsonl.read_text().splitlines() if line]
-        window_chunks = [" > ".join([r.get("title", ""), *r.get("heading_path", [])]) + "\n\n"
+        window_chunks = [" > ".join([r.get("doc_title", ""), *r.get("heading_path", [])]) + "\n\n"
                          + r["content"] for r in rows]
     else:  # what a 512-token chunker yields: runs of paragraphs of 50..512 tokens
         window_chunks = make_chunks(paras, 300, 50, 512, seed=11)

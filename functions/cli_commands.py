@@ -83,6 +83,7 @@ def cmd_invoke(args) -> int:
 
 
 def cmd_ask(args) -> int:
+    os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answer, not the request log
     function, body = _request(args)
     response = _handler(function)(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")

@@ -101,9 +101,13 @@ class Deps:
                 from functions.qdrant_http import QdrantHttp
 
                 return QdrantHttp(s.qdrant_url, s.collection, s.qdrant_api_key)
+            import atexit
+
             from functions.store import QdrantStore
 
-            return QdrantStore.open(s)
+            store = QdrantStore.open(s)
+            atexit.register(store.close)  # local mode flushes and unlocks its folder
+            return store
         return self._get("search", build)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 import uuid
@@ -83,8 +84,12 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(data, default=str)
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """One JSON line per event on stderr (CloudWatch keeps each line as one record)."""
+def configure_logging(level: int | None = None) -> None:
+    """One JSON line per event on stderr (CloudWatch keeps each line as one record).
+    The level comes from LOG_LEVEL (default INFO)."""
+    if level is None:
+        level = logging.getLevelName(os.environ.get("LOG_LEVEL", "INFO").upper())
+        level = level if isinstance(level, int) else logging.INFO
     if not any(getattr(h, "_textbook_chat", False) for h in _LOG.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_JsonFormatter())

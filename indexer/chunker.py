@@ -61,12 +61,27 @@ class Unit:
     end: int = 0  # tokens SEP costs after text
     has_body: bool = False
 
-    def finish(self) -> None:
-        """Count the section once as a whole; its items are counted only if it must be cut."""
+    counted: bool = False  # items carry their own token counts
+
+    def finish(self, max_tokens: int) -> None:
+        """Count the section once: as a whole, or block by block when it will surely be cut.
+
+        Both give the same total (count(a + SEP + b) == count(a) + joint(a) + count(b)).
+        """
         self.text = SEP.join(item.text for item in self.items)
-        self.tokens = count(self.text)
         self.end = joint(self.items[-1].text) if self.items else 0
         self.has_body = any(item.kind != "heading" for item in self.items)
+        if len(self.text) > 6 * max_tokens:  # prose runs ~4.5 characters a token
+            self.count_items()
+            self.tokens = size(self.items)
+        else:
+            self.tokens = count(self.text)
+
+    def count_items(self) -> None:
+        if not self.counted:
+            for item in self.items:
+                item.tokens, item.joint = count(item.text), joint(item.text)
+            self.counted = True
 
 
 def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[Chunk]:
@@ -84,8 +99,7 @@ def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[C
             chunks.append(_chunk(doc, first, content, tokens, items, len(chunks)))
             continue
         for u in group:
-            for item in units[u].items:
-                item.tokens, item.joint = count(item.text), joint(item.text)
+            units[u].count_items()
         items = _fit_items(units, group, options)
         for piece in pack(
             items, lambda u: options.max_tokens - units[u].prefix_cost, options.overlap_tokens
@@ -122,7 +136,7 @@ def _units(doc: Document, options: ChunkOptions) -> list[Unit]:
             if block.text.strip()
         )
     for unit in units:
-        unit.finish()
+        unit.finish(options.max_tokens)
     return units
 
 

@@ -154,25 +154,29 @@ def cmd_demo(args) -> int:
     if not docs.is_dir():
         raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
     ns = _default_index_args(docs, site_dir=SAMPLE_DIR)
-    env = dict(os.environ)
-    env.setdefault("QDRANT_PATH", ".textbook-chat/demo-qdrant")
-    env.setdefault("QDRANT_COLLECTION", "sample-textbook")
-    settings = Settings.from_env(env)
-    print(f"Indexing the sample textbook in {docs} into {settings.qdrant_url or settings.qdrant_path} ...",
-          file=sys.stderr)
+    # The demo keeps its own index so it never touches an author's collection.
+    os.environ.setdefault("QDRANT_PATH", ".textbook-chat/demo-qdrant")
+    os.environ.setdefault("QDRANT_COLLECTION", "sample-textbook")
+    settings = Settings.from_env(os.environ)
+    where = settings.qdrant_url or settings.qdrant_path
+    print(f"Indexing the sample textbook ({docs}) into {where} ...", file=sys.stderr)
     summary = index_docs(ns, settings)
     print_summary(summary, as_json=False)
     questions = args.question or [
         "What does the derivative term of a PID controller do?",
-        "How do I calibrate an encoder?",
+        "How do I find the gyroscope bias when the robot starts?",
+        "How do I bake a sourdough loaf?",
     ]
-    from functions.cli_commands import answer_question
+    from indexer.cli import main
 
-    for q in questions:
-        result = answer_question(q, settings)
-        print(f"\nQ: {q}\nA: {result['answer']}")
-        for c in result.get("citations", []):
-            print(f"   [{c['n']}] {c['section_title']} — {c['url']}")
+    for question in questions:
+        print(f"\nQ: {question}", flush=True)
+        if main(["ask", question]) != 0:
+            return 1
+    print(
+        "\nNext: `textbook-chat serve` runs this API on http://127.0.0.1:8787 for the widget.",
+        file=sys.stderr,
+    )
     return 0
 
 
