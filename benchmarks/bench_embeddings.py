@@ -4,7 +4,8 @@ Prints figures; not a test. Run from the repository root:
 
     python benchmarks/bench_embeddings.py                # ~200 chunks, both runtimes
     python benchmarks/bench_embeddings.py --chunks 100 --rounds 3
-    python benchmarks/bench_embeddings.py --chunks-jsonl chunks.jsonl   # window figures of an export
+    python benchmarks/bench_embeddings.py --skip-speed --chunks-jsonl chunks.jsonl  # window figures
+                                     # of `textbook-chat index DOCS --dry-run --export chunks.jsonl`
 
 sentence-transformers is only needed here (pip install torch==2.13.0 sentence-transformers);
 without it that column is skipped with a message.
@@ -134,20 +135,22 @@ def bench_window(chunks: list[str]) -> None:
     win, trunc = model.embed_array(chunks), truncating.embed_array(chunks)
     cos = np.sum(win[long] * trunc[long], axis=1)
     print(f"cosine windows vs truncate on long chunks: mean {cos.mean():.3f}, min {cos.min():.3f}")
-    # queries from the part truncation drops: the last sentence of each long chunk
-    queries, targets = [], []
-    for i in long:
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", chunks[i].strip()) if len(s) > 40]
-        if sentences:
-            queries.append(sentences[-1][:300])
-            targets.append(i)
-    q = model.embed_array(queries)
-    for name, matrix in (("windows", win), ("truncate", trunc)):
-        ranks = [int((matrix @ qv > matrix[t] @ qv).sum()) + 1
-                 for qv, t in zip(q, targets, strict=True)]
-        print(f"tail-sentence queries ({len(queries)}), {name:8s}: hit@1 "
-              f"{np.mean([r == 1 for r in ranks]):.0%}, hit@5 {np.mean([r <= 5 for r in ranks]):.0%},"
-              f" MRR {np.mean([1 / r for r in ranks]):.3f}")
+    # queries from the part truncation drops (the last sentence) and from the part it keeps
+    # (the first sentence): windows should win the first and not lose the second
+    for where, pick in (("tail", -1), ("head", 0)):
+        queries, targets = [], []
+        for i in long:
+            sentences = [s for s in re.split(r"(?<=[.!?])\s+", chunks[i].strip()) if len(s) > 40]
+            if sentences:
+                queries.append(sentences[pick][:300])
+                targets.append(i)
+        q = model.embed_array(queries)
+        for name, matrix in (("windows", win), ("truncate", trunc)):
+            ranks = [int((matrix @ qv > matrix[t] @ qv).sum()) + 1
+                     for qv, t in zip(q, targets, strict=True)]
+            print(f"{where}-sentence queries ({len(queries)}), {name:8s}: hit@1 "
+                  f"{np.mean([r == 1 for r in ranks]):.0%}, hit@5 "
+                  f"{np.mean([r <= 5 for r in ranks]):.0%}, MRR {np.mean([1 / r for r in ranks]):.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,10 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--chunks-jsonl", type=Path, help="window figures of an --export file")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-window", action="store_true")
     args = parser.parse_args(argv)
     paras = paragraphs()
     if not args.skip_speed:
         bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds)
+    if args.skip_window:
+        return 0
     if args.chunks_jsonl:
         rows = [json.loads(line) for line in args.chunks_jsonl.read_text().splitlines() if line]
         window_chunks = [" > ".join([r.get("doc_title", ""), *r.get("heading_path", [])]) + "\n\n"

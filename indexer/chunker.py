@@ -26,7 +26,7 @@ class ChunkOptions:
 
     split_levels: tuple[int, ...] = (2, 3, 4)
     max_tokens: int = 512
-    min_tokens: int = 50
+    min_tokens: int = 25
     overlap_tokens: int = 50
 
     def __post_init__(self) -> None:
@@ -92,22 +92,39 @@ def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[C
     chunks: list[Chunk] = []
     for group in groups:
         first = units[group[0]]
+        # A heading-only parent merged into its child cites the child: that is where the text is.
+        cited = next((units[u] for u in group if units[u].has_body), first)
         tokens = sum(units[u].tokens + units[u].end for u in group) - units[group[-1]].end
-        if first.prefix_cost + tokens <= options.max_tokens:  # the common case: one chunk
+        if cited.prefix_cost + tokens <= options.max_tokens:  # the common case: one chunk
             items = [item for u in group for item in units[u].items]
             content = SEP.join(units[u].text for u in group)
-            chunks.append(_chunk(doc, first, content, tokens, items, len(chunks)))
+            chunks.append(_chunk(doc, cited, content, tokens, items, len(chunks)))
             continue
         for u in group:
             units[u].count_items()
         items = _fit_items(units, group, options)
+        cite = _cited_units(units, group)
         for piece in pack(
-            items, lambda u: options.max_tokens - units[u].prefix_cost, options.overlap_tokens
+            items, lambda u: options.max_tokens - units[cite[u]].prefix_cost, options.overlap_tokens
         ):
             content = SEP.join(item.text for item in piece)
-            unit = units[piece[0].unit]
+            unit = units[cite[piece[0].unit]]
             chunks.append(_chunk(doc, unit, content, size(piece), piece, len(chunks)))
     return chunks
+
+
+def _cited_units(units: list[Unit], group: list[int]) -> dict[int, int]:
+    """Each unit of a group -> the unit its text is cited as: itself, or for a heading-only
+    unit the next unit of the group that has text."""
+    cite: dict[int, int] = {}
+    pending: list[int] = []
+    for u in group:
+        pending.append(u)
+        if units[u].has_body:
+            cite.update(dict.fromkeys(pending, u))
+            pending = []
+    cite.update(dict.fromkeys(pending, group[-1]))
+    return cite
 
 
 def _heading(level: int, title: str) -> str:

@@ -34,7 +34,8 @@ def _site_args(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("chunking")
     c.add_argument("--split-levels", default="2,3,4", help="heading levels that start a chunk (default 2,3,4)")
     c.add_argument("--max-tokens", type=int, default=512)
-    c.add_argument("--min-tokens", type=int, default=50)
+    c.add_argument("--min-tokens", type=int, default=25,
+                   help="sections smaller than this join a neighbour (default 25)")
     c.add_argument("--overlap", type=int, default=50)
 
 

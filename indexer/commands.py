@@ -56,7 +56,7 @@ def chunk_options(args):
         raise ConfigError("--max-tokens must be at least 64")
     if not 0 <= args.min_tokens < args.max_tokens:
         raise ConfigError("--min-tokens must be between 0 and --max-tokens")
-    if not 0 <= args.overlap < args.max_tokens // 2:
+    if not 0 <= args.overlap <= args.max_tokens // 2:
         raise ConfigError("--overlap must be between 0 and half of --max-tokens")
     return ChunkOptions(
         split_levels=levels, max_tokens=args.max_tokens, min_tokens=args.min_tokens,
@@ -186,7 +186,7 @@ def _default_index_args(docs: Path, site_dir: Path | None = None):
     return argparse.Namespace(
         docs_dir=docs, site_dir=site_dir, manifest=None, base_url=None, route_base_path=None,
         trailing_slash=None, markdown_format=None, split_levels="2,3,4", max_tokens=512,
-        min_tokens=50, overlap=50, dry_run=False, export=None, recreate=False, json=False,
+        min_tokens=25, overlap=50, dry_run=False, export=None, recreate=False, json=False,
     )
 
 

@@ -1,4 +1,4 @@
-"""Exact token budgets: counting joined blocks, and cutting one oversized block at lines, sentences, tokens."""
+"""Exact token budgets: joined blocks counted additively; an oversized block cut at lines, sentences, tokens."""
 
 from __future__ import annotations
 

@@ -247,8 +247,21 @@ def test_last_small_child_joins_the_group_before_it():
 def test_heading_only_section_merges_into_its_first_child():
     d = doc(sec(1, "T", para(60)), sec(2, "Group", anchor="group"), sec(3, "Child", para(60, "c")))
     chunks = chunk_document(d)
-    assert chunks[1].anchor == "group"
+    # The text is the child's, so the chunk cites the child's heading (the parent's stays in content).
+    assert chunks[1].anchor == "child" and chunks[1].heading_path[-1] == "Child"
     assert chunks[1].content.startswith("## Group\n\n### Child\n\nC0")
+
+
+def test_heading_only_section_before_a_long_child_is_cited_as_the_child():
+    d = doc(sec(2, "Group"), sec(3, "Child", *[para(60, f"c{k}x") for k in range(12)]))
+    chunks = chunk_document(d, SMALL)
+    assert chunks[0].content.startswith("## Group\n\n### Child")
+    assert {c.anchor for c in chunks} == {"child"}
+
+
+def test_section_numbers_follow_the_tree_even_when_a_level_is_skipped():
+    d = doc(sec(2, "A", para(60)), sec(4, "Deep", para(60)), sec(3, "B", para(60)))
+    assert [c.section_number for c in chunk_document(d, SMALL)] == ["1", "1.1", "1.2"]
 
 
 def test_heading_only_section_with_nothing_to_join_is_dropped():

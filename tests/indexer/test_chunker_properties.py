@@ -137,7 +137,10 @@ def test_every_chunk_fits_and_comes_from_its_sections(doc: Document, options: Ch
         # it may open (a heading-only section merged into a child whose text goes on).
         later = [s for s in starts[n + 1 :] if s != starts[n]]
         end = min([b for b in bounds if later and b > later[0]], default=len(doc.sections))
-        own = doc.sections[starts[n] : end]
+        begin = starts[n]  # a heading-only section opens the chunk of the child it merged into
+        while begin > 0 and not any(b.text.strip() for b in doc.sections[begin - 1].blocks):
+            begin -= 1
+        own = doc.sections[begin:end]
         source = _source_lines(own)
         headings = {"#" * s.level + " " + s.title for s in own}
         for line in lines:
