@@ -105,7 +105,9 @@ def chunk_document(doc: Document, options: ChunkOptions | None = None) -> list[C
         items = _fit_items(units, group, options)
         cite = _cited_units(units, group)
         for piece in pack(
-            items, lambda u: options.max_tokens - units[cite[u]].prefix_cost, options.overlap_tokens
+            items,
+            lambda u, cite=cite: options.max_tokens - units[cite[u]].prefix_cost,
+            options.overlap_tokens,
         ):
             content = SEP.join(item.text for item in piece)
             unit = units[cite[piece[0].unit]]
