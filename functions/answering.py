@@ -59,7 +59,8 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
         query, used = standalone_query(req, llm)
         used += approx_tokens(query) if paid else 0
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
-        verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold)
+        verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
+                         query=query)
         if verdict.level == "none":
             return _abstain(NOT_FOUND, verdict.confidence, hits)
         if verdict.level == "low":

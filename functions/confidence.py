@@ -27,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from functions.retrieval import chunk_text
 from functions.search_types import SearchHit
+from functions.sparse import coverage, terms
 
 # (low, none): below `low` the answer is low confidence; below `none` nothing is relevant.
 THRESHOLDS: dict[str, tuple[float, float]] = {
@@ -37,6 +39,10 @@ THRESHOLDS: dict[str, tuple[float, float]] = {
     "text-embedding-ada-002": (0.78, 0.70),
 }
 DEFAULT_THRESHOLDS = (0.35, 0.18)
+# How far the lexical support of the best hit moves the dense score, per model: calibrated
+# for MiniLM only; models not measured here keep the dense-only rule until recalibrated.
+COVERAGE_WEIGHTS: dict[str, float] = {"all-MiniLM-L6-v2": 0.5}
+COVERAGE_PIVOT = 0.75  # coverage that leaves the score unchanged (also used without a query)
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,22 @@ def score(hits: Sequence[SearchHit]) -> float:
     return max(0.0, min(1.0, 0.7 * sims[0] + 0.3 * sum(top) / len(top)))
 
 
-def assess(hits: Sequence[SearchHit], model: str, override: float | None = None) -> Assessment:
+def support(hits: Sequence[SearchHit], query: str | None) -> float:
+    """Share of the question's content terms found in the best hit's title, headings and text."""
+    if not hits or query is None:
+        return COVERAGE_PIVOT
+    return coverage(set(terms(query)), chunk_text(hits[0]))
+
+
+def combined(hits: Sequence[SearchHit], query: str | None = None, weight: float = 0.0) -> float:
+    """score() moved by how well the best hit covers the question's words (neutral at the pivot)."""
+    return score(hits) + weight * (support(hits, query) - COVERAGE_PIVOT)
+
+
+def assess(hits: Sequence[SearchHit], model: str, override: float | None = None,
+           query: str | None = None) -> Assessment:
     low, none = thresholds(model, override)
-    value = score(hits)
+    weight = COVERAGE_WEIGHTS.get(model, 0.0)
+    value = max(0.0, min(1.0, combined(hits, query, weight))) if hits else 0.0
     level = "ok" if value >= low else ("low" if value >= none and hits else "none")
     return Assessment(round(value, 3), level)

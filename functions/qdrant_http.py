@@ -16,6 +16,7 @@ from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.errors import StoreUnavailableError
 from functions.httpclient import make_client
 from functions.search_types import SearchHit, SparseVec
+from functions.sparse import hybrid_score
 
 PREFETCH = 40
 RETRY_STATUSES = {429, 500, 502, 503, 504}
@@ -31,7 +32,8 @@ def query_body(dense: Sequence[float], sparse: SparseVec, limit: int,
     """The Query API request for one search (pure; tests validate it against Qdrant's models)."""
     flt = _filter(filters)
     sparse_q = {"indices": list(sparse[0]), "values": list(sparse[1])}
-    body: dict = {"limit": limit, "with_payload": True, "with_vector": [DENSE_VECTOR]}
+    vectors = [DENSE_VECTOR, SPARSE_VECTOR] if mode == "hybrid" else [DENSE_VECTOR]
+    body: dict = {"limit": limit, "with_payload": True, "with_vector": vectors}
     if mode == "dense":
         body.update(query=list(dense), using=DENSE_VECTOR)
     elif mode == "sparse":
@@ -107,15 +109,18 @@ class QdrantHttp:
             "POST", f"/collections/{quote(self.collection, safe='')}/points/query", body)
         self._check(response)
         points = (response.json().get("result") or {}).get("points") or []
-        return [
-            SearchHit(
-                point_id=int(p["id"]),
-                score=float(p.get("score") or 0.0),
-                dense_score=_cosine(dense, (p.get("vector") or {}).get(DENSE_VECTOR)),
-                payload=dict(p.get("payload") or {}),
-            )
-            for p in points
-        ]
+        hits = []
+        for p in points:
+            vec = p.get("vector") or {}
+            cosine = _cosine(dense, vec.get(DENSE_VECTOR))
+            score = float(p.get("score") or 0.0)
+            if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
+                doc_sparse = vec.get(SPARSE_VECTOR) or {}
+                score = hybrid_score(cosine, sparse[0], doc_sparse.get("indices") or ())
+            hits.append(SearchHit(int(p["id"]), score, cosine, dict(p.get("payload") or {})))
+        if mode == "hybrid":
+            hits.sort(key=lambda h: -h.score)  # stable: ties keep the RRF order
+        return hits
 
     def _check(self, response: httpx.Response) -> None:
         if response.status_code < 300:

@@ -41,10 +41,18 @@ def section_key(hit: SearchHit) -> tuple[str, str]:
     return (str(hit.payload.get("doc_path", "")), str(hit.payload.get("anchor", "")))
 
 
+def chunk_text(hit: SearchHit) -> str:
+    """What a chunk says: its page title, heading path and content (what was embedded)."""
+    p = hit.payload
+    return " ".join([str(p.get("doc_title", "")), *map(str, p.get("heading_path") or []),
+                     str(p.get("content", ""))])
+
+
 def rerank(hits: Sequence[SearchHit], page_url: str | None = None, top_k: int = 5,
            max_per_section: int = MAX_PER_SECTION) -> list[SearchHit]:
     """Boost chunks of the reader's page, then keep the best top_k with at most
-    max_per_section chunks of any one section; scores are the adjusted fusion scores."""
+    max_per_section chunks of any one section; scores are the backend's (in hybrid mode
+    sparse.hybrid_score of the RRF candidates) times the page boost."""
     current = page_key(page_url)
     boosted = []
     for order, hit in enumerate(hits):

@@ -86,3 +86,23 @@ def encode_document(text: str) -> tuple[list[int], list[float]]:
 def encode_query(text: str) -> tuple[list[int], list[float]]:
     """Query terms with weight 1 each; Qdrant multiplies by IDF."""
     return _vector({term_id(t): 1.0 for t in set(terms(text))})
+
+
+def coverage(question_terms: set[str], text: str) -> float:
+    """Share of the question's content terms that occur in text (1.0 for a question without any)."""
+    if not question_terms:
+        return 1.0
+    return len(question_terms & set(terms(text))) / len(question_terms)
+
+
+DENSE_WEIGHT = 0.7  # hybrid re-scoring of Qdrant's RRF candidates: cosine vs term coverage
+
+
+def hybrid_score(dense_score: float, query_indices, doc_indices) -> float:
+    """0.7 * cosine + 0.3 * share of the query's terms present in the chunk's sparse vector.
+    Both search backends score the RRF candidates with it, so they stay equivalent."""
+    wanted = set(query_indices)
+    if not wanted:
+        return dense_score
+    share = len(wanted.intersection(doc_indices)) / len(wanted)
+    return DENSE_WEIGHT * dense_score + (1 - DENSE_WEIGHT) * share

@@ -18,6 +18,7 @@ from functions.contract import (
 from functions.errors import ModelMismatchError, StoreUnavailableError
 from functions.search_types import SearchHit, SparseVec
 from functions.settings import Settings
+from functions.sparse import hybrid_score
 
 PREFETCH_LIMIT = 40
 
@@ -223,7 +224,8 @@ class QdrantStore:
 
         flt = _filter(filters)
         sparse_q = models.SparseVector(indices=sparse[0], values=sparse[1])
-        common = dict(limit=limit, with_payload=True, with_vectors=[DENSE_VECTOR], query_filter=flt)
+        vectors = [DENSE_VECTOR, SPARSE_VECTOR] if mode == "hybrid" else [DENSE_VECTOR]
+        common = dict(limit=limit, with_payload=True, with_vectors=vectors, query_filter=flt)
         try:
             if mode == "dense":
                 res = self.client.query_points(
@@ -249,12 +251,15 @@ class QdrantStore:
                 )
         except Exception as exc:
             raise StoreUnavailableError(f"Qdrant search failed: {exc}") from None
-        return [
-            SearchHit(
-                point_id=int(p.id),
-                score=float(p.score),
-                dense_score=_cosine(dense, (p.vector or {}).get(DENSE_VECTOR)),
-                payload=dict(p.payload or {}),
-            )
-            for p in res.points
-        ]
+        hits = []
+        for p in res.points:
+            vec = p.vector or {}
+            cosine = _cosine(dense, vec.get(DENSE_VECTOR))
+            score = float(p.score)
+            if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
+                doc_sparse = vec.get(SPARSE_VECTOR)
+                score = hybrid_score(cosine, sparse[0], doc_sparse.indices if doc_sparse else ())
+            hits.append(SearchHit(int(p.id), score, cosine, dict(p.payload or {})))
+        if mode == "hybrid":
+            hits.sort(key=lambda h: -h.score)  # stable: ties keep the RRF order
+        return hits

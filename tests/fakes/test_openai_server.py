@@ -8,8 +8,6 @@ import pytest
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.openai_server import DEFAULT_REPLY, FakeOpenAI
 
-pytest_plugins = ["tests.fakes.conftest_plugin"]
-
 
 def client(server: FakeOpenAI) -> openai.OpenAI:
     return openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0, timeout=2.0)

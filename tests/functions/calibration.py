@@ -9,7 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from functions.confidence import score, thresholds
+from functions.confidence import assess, thresholds
 
 DOCS = Path(__file__).resolve().parents[2] / "samples" / "textbook" / "docs"
 ANSWERED = [
@@ -61,7 +61,9 @@ def indexed_retriever(folder: str, embedder):
 
 
 def retrieval_scores(retriever, questions: list[str]) -> list[float]:
-    return [score(retriever.retrieve(q)) for q in questions]
+    """The confidence answer_chat sees: dense score moved by the best hit's term coverage."""
+    model = retriever.embedder.model_name
+    return [assess(retriever.retrieve(q), model, query=q).confidence for q in questions]
 
 
 def main() -> int:

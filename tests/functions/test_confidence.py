@@ -26,3 +26,16 @@ def test_override_moves_both_thresholds():
     low, none = thresholds("all-MiniLM-L6-v2", 0.5)
     assert low == 0.5 and none < low
     assert assess(hits(0.45), "all-MiniLM-L6-v2", 0.5).low
+
+
+def test_question_words_missing_from_the_best_hit_lower_confidence():
+    text = {"doc_title": "IMU", "heading_path": ["Sensors", "Gyroscope"],
+            "content": "A gyroscope drifts; a complementary filter corrects the drift."}
+    found = [SearchHit(0, 0.0, 0.42, text)]
+    on_book = assess(found, "all-MiniLM-L6-v2", query="Why does a gyroscope drift?")
+    off_book = assess(found, "all-MiniLM-L6-v2", query="How are capital gains taxed on stocks?")
+    assert on_book.level == "ok" and off_book.low
+    assert on_book.confidence > 0.42 > off_book.confidence
+    # no question text (or a model without a calibrated weight): the dense-only rule
+    assert assess(found, "all-MiniLM-L6-v2").confidence == 0.42
+    assert assess(found, "fake-model", query="capital gains stocks").confidence == 0.42

@@ -13,8 +13,6 @@ from functions.errors import ConfigError, UpstreamError
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, embedding_for
 
-pytest_plugins = ["tests.fakes.conftest_plugin"]
-
 
 def make(server: FakeOpenAI, **kwargs) -> OpenAIEmbedder:
     waits: list[float] = []

@@ -16,7 +16,9 @@ from tests.functions.qdrant_rest import qdrant_rest
 def test_query_body_is_a_valid_query_request(mode):
     body = query_body([0.1] * 4, ([1, 5], [1.0, 1.0]), 10, {"module": "Sensors"}, mode)
     parsed = models.QueryRequest.model_validate(body)
-    assert parsed.limit == 10 and parsed.with_vector == ["dense"]
+    assert parsed.limit == 10
+    # hybrid also fetches the candidates' sparse vectors, for their term coverage
+    assert parsed.with_vector == (["dense", "sparse"] if mode == "hybrid" else ["dense"])
     if mode == "hybrid":
         assert parsed.query.fusion == models.Fusion.RRF
         assert [p.using for p in parsed.prefetch] == ["dense", "sparse"]
@@ -39,6 +41,7 @@ def test_http_backend_matches_the_local_client(rest_shim, book_store):
     local = Retriever(book_store, embedder).candidates(q, {"module": "Sensors"})
     assert [h.point_id for h in over_http] == [h.point_id for h in local]
     assert [round(h.dense_score, 5) for h in over_http] == [round(h.dense_score, 5) for h in local]
+    assert [round(h.score, 5) for h in over_http] == [round(h.score, 5) for h in local]
     assert {h.payload["module"] for h in over_http} == {"Sensors"}
     assert all(s["api-key"] == "secret" for s in seen)
 

@@ -25,6 +25,25 @@ def test_one_section_cannot_flood_the_answer():
     assert [h.point_id for h in picked] == [0, 1, 9]
 
 
+def test_hybrid_score_blends_cosine_and_term_coverage():
+    from functions.sparse import hybrid_score
+
+    assert hybrid_score(0.5, [1, 2], [2, 3]) == pytest.approx(0.7 * 0.5 + 0.3 * 0.5)
+    assert hybrid_score(0.5, [1, 2], [1, 2, 9]) == pytest.approx(0.35 + 0.3)
+    assert hybrid_score(0.5, [], [1]) == 0.5  # a question with no content words: cosine only
+
+
+def test_hybrid_candidates_are_ranked_by_hybrid_score(book_store):
+    from tests.functions.conftest import DIM, ContentEmbedder
+
+    found = Retriever(book_store, ContentEmbedder(DIM)).candidates(
+        "How does a complementary filter fuse the gyroscope?")
+    scores = [h.score for h in found]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.7 * h.dense_score - 1e-9 <= h.score <= 0.7 * h.dense_score + 0.3 + 1e-9
+               for h in found)
+
+
 def test_page_key():
     assert page_key("https://s.io/book/docs/x/?q=1#h") == "/book/docs/x" == page_key("/book/docs/x")
 
