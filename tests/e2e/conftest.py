@@ -124,8 +124,10 @@ def real_api(built_site, site_server, api_proxy):
         shutil.rmtree(data, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    # Package scope: Playwright's sync API keeps an asyncio loop running in this thread while it
+    # lives, and the Mangum handler tests elsewhere need a thread with no running loop.
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
     playwright = pytest.importorskip("playwright.sync_api")
