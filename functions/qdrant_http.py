@@ -16,6 +16,7 @@ from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.errors import StoreUnavailableError
 from functions.httpclient import make_client
 from functions.search_types import SearchHit, SparseVec
+from functions.search_types import cosine as cosine_of
 from functions.sparse import hybrid_score
 
 PREFETCH = 40
@@ -50,15 +51,6 @@ def query_body(dense: Sequence[float], sparse: SparseVec, limit: int,
     if flt:
         body["filter"] = flt
     return body
-
-
-def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
-    if not b:
-        return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = sum(x * x for x in a) ** 0.5
-    nb = sum(y * y for y in b) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0
 
 
 class QdrantHttp:
@@ -112,7 +104,7 @@ class QdrantHttp:
         hits = []
         for p in points:
             vec = p.get("vector") or {}
-            cosine = _cosine(dense, vec.get(DENSE_VECTOR))
+            cosine = cosine_of(dense, vec.get(DENSE_VECTOR))
             score = float(p.get("score") or 0.0)
             if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
                 doc_sparse = vec.get(SPARSE_VECTOR) or {}

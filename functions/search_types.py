@@ -9,6 +9,16 @@ from typing import Protocol
 SparseVec = tuple[list[int], list[float]]
 
 
+def cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
+    """Cosine similarity of the question and a chunk vector returned with a hit (0 if absent)."""
+    if not b:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
 @dataclass(frozen=True)
 class SearchHit:
     point_id: int

@@ -17,6 +17,7 @@ from functions.contract import (
 )
 from functions.errors import ModelMismatchError, StoreUnavailableError
 from functions.search_types import SearchHit, SparseVec
+from functions.search_types import cosine as cosine_of
 from functions.settings import Settings
 from functions.sparse import hybrid_score
 
@@ -52,15 +53,6 @@ def _filter(filters: dict[str, str] | None):
             if v
         ]
     )
-
-
-def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
-    if not b:
-        return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = sum(x * x for x in a) ** 0.5
-    nb = sum(y * y for y in b) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0
 
 
 class QdrantStore:
@@ -254,7 +246,7 @@ class QdrantStore:
         hits = []
         for p in res.points:
             vec = p.vector or {}
-            cosine = _cosine(dense, vec.get(DENSE_VECTOR))
+            cosine = cosine_of(dense, vec.get(DENSE_VECTOR))
             score = float(p.score)
             if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
                 doc_sparse = vec.get(SPARSE_VECTOR)
