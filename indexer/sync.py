@@ -131,7 +131,10 @@ def build_chunks(
 
 def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options) -> str:
     """Everything besides a file's own bytes that shapes its chunks, partials included."""
-    h = hashlib.sha256(f"{PIPELINE_VERSION}|{site}|{chunk_options}".encode())
+    from functions import sparse
+
+    bm25 = (sparse.K1, sparse.B, sparse.AVG_DOC_WORDS)  # the sparse vectors are stored too
+    h = hashlib.sha256(f"{PIPELINE_VERSION}|{bm25}|{site}|{chunk_options}".encode())
     for path in sorted(docs_dir.rglob("_*")):
         for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
             if f.is_file() and f.suffix in (".md", ".mdx"):
