@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,8 +12,9 @@ import numpy as np
 import pytest
 
 from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, window_spans
+from tests.shared import shared_dir
 
-SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", "/work/main/../shared"))
+SHARED = shared_dir()
 REFERENCE = SHARED / "data" / "minilm-reference.json"
 TEXTS = [
     "Forward kinematics maps joint angles to the pose of the gripper.",

@@ -14,8 +14,6 @@ compared in full:
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +21,9 @@ from indexer.markdown import is_indexable, parse_document
 from indexer.model import Document, SiteSettings
 from indexer.routes import find_collisions, load_manifest
 from indexer.site_config import load_site_config
+from tests.shared import shared_dir
 
-SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", Path(__file__).parents[3] / "shared"))
+SHARED = shared_dir()
 CORPORA = SHARED / "corpora"
 TRUTH_FILES = sorted(CORPORA.glob("*/truth.json")) + sorted(CORPORA.glob("*/variants/*.json"))
 TRAILING = {"unset": None, "true": True, "false": False}
