@@ -66,7 +66,7 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
         if verdict.level == "low":
             return _abstain(LOW_CONFIDENCE, verdict.confidence, hits)
         if llm is None:
-            text = extractive.answer(query, [str(h.payload.get("content", "")) for h in hits])
+            text = extractive.answer(query, _extractive_sources(hits))
         else:
             completion = llm.complete(chat_messages(req.question, hits, req.history))
             used += completion.total_tokens
@@ -83,6 +83,19 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
         return _abstain(text, verdict.confidence, hits)
     return {"answer": text, "citations": citations, "confidence": verdict.confidence,
             "low_confidence": False}
+
+
+WEAK_SOURCE = 0.5  # an extractive answer quotes no chunk whose similarity is under half the best
+
+
+def _extractive_sources(hits) -> list[str]:
+    """The hits' texts, with far weaker hits blanked so no sentence is quoted from them
+    (positions stay, so [n] still maps to hit n)."""
+    best = max((h.dense_score for h in hits), default=0.0)
+    return [
+        str(h.payload.get("content", "")) if h.dense_score >= WEAK_SOURCE * best else ""
+        for h in hits
+    ]
 
 
 def _says_not_found(text: str) -> bool:

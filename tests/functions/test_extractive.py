@@ -36,3 +36,14 @@ def test_answer_cites_each_sentence_with_its_source():
 def test_answer_falls_back_to_the_first_sentence():
     assert answer("zebra?", [DOC2]) == "Encoders count ticks on a wheel [1]."
     assert answer("zebra?", []) == ""
+
+
+def test_far_weaker_hits_are_not_quoted_but_keep_their_number():
+    from functions.answering import _extractive_sources
+    from functions.search_types import SearchHit
+
+    def hit(pid: int, dense: float, text: str) -> SearchHit:
+        return SearchHit(point_id=pid, score=0.5, dense_score=dense, payload={"content": text})
+
+    hits = [hit(1, 0.6, "Strong text."), hit(2, 0.35, "Close text."), hit(3, 0.05, "Weak text.")]
+    assert _extractive_sources(hits) == ["Strong text.", "Close text.", ""]
