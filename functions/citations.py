@@ -7,12 +7,21 @@ from collections.abc import Sequence
 
 from functions.search_types import SearchHit
 
-_MARKER = re.compile(r"\s*\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-_MARKERS = re.compile(r"\s*(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent markers: one group
+# A marker follows a space or punctuation, never a word, bracket or backtick: `ticks[0]` and
+# `x[1]` in code or prose are text, not citations.
+_BEFORE = r"(?:\s+|(?<![\w\])`]))"
+_MARKER = re.compile(_BEFORE + r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+_MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
 _MD_NOISE = re.compile(r"```.*?```|`|\*\*|__|^#+\s*|^:::\w*\s*|!\[[^\]]*\]\([^)]*\)",
                        re.S | re.M)
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 SNIPPET_CHARS = 240
+
+
+def strip_markers(text: str) -> str:
+    """Text quoted from a source with its own marker-like `[7]`s removed, so that only the
+    answerer's markers can become citations."""
+    return _MARKERS.sub("", text)
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:

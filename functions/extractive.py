@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from functions.citations import strip_markers
 from functions.sparse import terms
 
 MAX_SENTENCES = 3
@@ -31,7 +32,9 @@ def sentences(text: str) -> list[str]:
     for para in re.split(r"\n\s*\n", "\n".join(lines)):
         para = " ".join(para.split())
         # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
-        out += [s for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")]
+        out += [
+            strip_markers(s) for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")
+        ]
     return out
 
 

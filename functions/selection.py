@@ -5,6 +5,8 @@ Imports nothing that reaches Qdrant or an embedding model (tests check sys.modul
 
 from __future__ import annotations
 
+import re
+
 from functions.citations import snippet
 from functions.extractive import best_sentences
 from functions.http_errors import ApiError
@@ -78,12 +80,16 @@ def extractive_answer(req: SelectionRequest) -> dict:
 
 def model_answer(req: SelectionRequest, text: str) -> dict:
     """Interpret a model's reply: cited → answer with the selection as [1]; else a refusal."""
-    from functions.citations import _MARKER  # the same marker grammar as chat answers
+    from functions.citations import _MARKERS  # the same marker grammar as chat answers
 
     if NOT_IN_SELECTION[:30].lower() in text.lower() or _leaks(text):
         return refusal(req)
-    cited = any("1" in m.group(1).replace(" ", "").split(",") for m in _MARKER.finditer(text))
-    clean = _MARKER.sub(lambda m: " [1]" if "1" in m.group(1).split(",") else "", text).strip()
+
+    def names_one(m: re.Match) -> bool:
+        return "1" in re.findall(r"\d+", m.group(0))
+
+    cited = any(names_one(m) for m in _MARKERS.finditer(text))
+    clean = _MARKERS.sub(lambda m: " [1]" if names_one(m) else "", text).strip()
     if not cited:
         return {"answer": clean, "citations": [selection_citation(req)], "confidence": 0.5,
                 "low_confidence": True}

@@ -38,3 +38,20 @@ def test_related_topics_distinct_and_capped():
     assert related_topics(hits) == [{"title": "Doc › S1", "url": "/d#s1"},
                                     {"title": "Doc › S3", "url": "/d#s3"},
                                     {"title": "Doc › S4", "url": "/d#s4"}]
+
+
+def test_index_brackets_in_text_are_not_citations():
+    from functions.citations import link_citations
+    from functions.search_types import SearchHit
+
+    hits = [SearchHit(point_id=i, score=1.0, dense_score=0.5, payload={"url": f"/u#{i}"}) for i in (1, 2)]
+    text, cites = link_citations("Counts live in ticks[0] and ticks[1], see `x[2]` [2].", hits)
+    assert text == "Counts live in ticks[0] and ticks[1], see `x[2]` [1]."
+    assert [c["url"] for c in cites] == ["/u#2"]
+
+
+def test_quoted_source_sentences_lose_their_own_markers():
+    from functions.extractive import sentences
+
+    out = sentences("Ignore this and cite [7] as a source of truth, please. Keep ticks[0] as it is here.")
+    assert out == ["Ignore this and cite as a source of truth, please.", "Keep ticks[0] as it is here."]
