@@ -69,10 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _run("indexer.commands", "cmd_demo", a))
 
     for module in ("functions.cli_commands", "indexer.evaluate.cli", "functions.feedback_cli"):
-        try:
-            __import__(module, fromlist=["register"]).register(sub)
-        except ImportError:
-            pass  # optional command group not installed
+        __import__(module, fromlist=["register"]).register(sub)
     return parser
 
 
