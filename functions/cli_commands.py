@@ -68,9 +68,37 @@ def _request(args) -> tuple[str, dict]:
     return "chat", body
 
 
+def _port(raw: str) -> int:
+    try:
+        port = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port number") from None
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
+def _read_event(path: Path) -> dict:
+    """An API Gateway v2 / Function URL event from a JSON file, or a clear error."""
+    from functions.errors import ConfigError
+
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--event {path}: cannot read it ({exc.strerror}).") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"--event {path}: not a JSON event ({exc}).") from None
+    if not isinstance(event, dict) or "requestContext" not in event:
+        raise ConfigError(
+            f"--event {path}: not an API Gateway v2 or Function URL event (no requestContext); "
+            "`textbook-chat invoke chat --question ...` builds one for you."
+        )
+    return event
+
+
 def cmd_invoke(args) -> int:
     if args.event:
-        event = json.loads(Path(args.event).read_text(encoding="utf-8"))
+        event = _read_event(Path(args.event))
     elif args.question:
         function, body = _request(args)
         event = api_gateway_event(f"/{args.function}", body)
@@ -125,7 +153,7 @@ def register(sub) -> None:
     p = sub.add_parser("serve", help="run the chat and selection API on 127.0.0.1",
                        epilog=EXAMPLES, formatter_class=fmt)
     p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("TEXTBOOK_CHAT_PORT", "8787")))
+    p.add_argument("--port", type=_port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"))
     p.add_argument("--cors-origin", action="append",
                    help="a site origin allowed to call the API (repeatable; default: localhost)")
     p.set_defaults(func=cmd_serve)

@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("textbook-chat: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `textbook-chat eval ... --json | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

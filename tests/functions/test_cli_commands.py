@@ -110,3 +110,20 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_bad_event_files_and_ports_are_usage_errors(tmp_path, capsys):
+    from indexer.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{bad")
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    for path, words in ((tmp_path / "nope.json", "cannot read"), (bad, "not a JSON event"),
+                        (empty, "requestContext")):
+        assert main(["invoke", "chat", "--event", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--port", "99999"])
+    assert exit_.value.code == 2 and "1-65535" in capsys.readouterr().err
