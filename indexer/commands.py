@@ -94,7 +94,7 @@ def cmd_index(args) -> int:
         export_jsonl(built.chunks, args.export)
     if args.dry_run:
         summary = Summary(files=built.files, chunks=len(built.chunks), failed=len(built.failed),
-                          problems=built.failed)
+                          problems=built.failed, warnings=built.warnings)
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
     summary = index_docs(args, Settings.from_env(os.environ))

@@ -11,6 +11,8 @@ def print_summary(summary, as_json: bool = False, dry_run: bool = False, export=
         print(json.dumps(summary.as_dict()))
     for problem in summary.problems:
         print(f"could not index {problem}", file=sys.stderr)
+    for warning in getattr(summary, "warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
     if as_json:
         return
     out = sys.stdout

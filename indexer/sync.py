@@ -41,6 +41,7 @@ class BuildResult:
     failed: list[Problem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # drafts
     unchanged_docs: list[str] = field(default_factory=list)  # same source hash: not re-parsed
+    warnings: list[Problem] = field(default_factory=list)  # indexed, but the author should look
 
     @property
     def failed_docs(self) -> list[str]:
@@ -57,6 +58,7 @@ class Summary:
     deleted: int = 0
     failed: int = 0
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in SUMMARY_KEYS}
@@ -121,12 +123,31 @@ def build_chunks(
             continue
         seen_urls[doc.url] = rel
         try:
-            result.chunks.extend(
-                replace(c, source_hash=source_hash) for c in chunk_document(doc, chunk_options)
-            )
+            chunks = chunk_document(doc, chunk_options)
+            result.chunks.extend(replace(c, source_hash=source_hash) for c in chunks)
+            result.warnings.extend(doc_warnings(doc, chunks))
         except Exception as exc:
             result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: {exc})"))
     return result
+
+
+def doc_warnings(doc, chunks) -> list[Problem]:
+    """Things that index but are probably not what the author meant."""
+    out = []
+    if not chunks:
+        out.append(Problem(doc.source, None, "has no text to index (empty, or headings only); "
+                           "readers' questions cannot be answered from it"))
+    for section in doc.sections:
+        for block in section.blocks:
+            lines = block.text.strip().splitlines()
+            if block.kind != "code" or not lines:
+                continue
+            opener = lines[0].lstrip()
+            fence = opener[: len(opener) - len(opener.lstrip(opener[:1]))] if opener[:1] in "`~" else ""
+            if len(fence) >= 3 and (len(lines) == 1 or not lines[-1].strip().startswith(fence)):
+                out.append(Problem(doc.source, block.line, f"this {fence} code fence is never "
+                                   "closed, so the rest of the page is shown as code; close it"))
+    return out
 
 
 def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options) -> str:
@@ -214,6 +235,7 @@ def sync_chunks(
         deleted=len(plan.delete),
         failed=len(built.failed),
         problems=list(built.failed),
+        warnings=list(built.warnings),
     )
 
 

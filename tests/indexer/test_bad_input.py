@@ -65,6 +65,9 @@ def test_odd_but_valid_files_index(docs, tmp_path, capsys, name, text):
         assert {"/docs/dups#setup", "/docs/dups#setup-1"} <= set(urls)
     if name == "unclosed-fence.md":
         assert not any("not-a-heading" in u for u in urls)
+        assert "unclosed-fence.md:3" in err and "never closed" in err
+    if name == "empty.md":
+        assert "empty.md" in err and "no text" in err
 
 
 def test_slug_collision_names_both_files(docs, tmp_path, capsys):
