@@ -151,11 +151,28 @@ def health(deps):
         request_id = new_request_id()
         try:
             s = deps.settings
+            index = index_status(deps)  # 503 index_unavailable / model_mismatch when not ready
         except Exception as exc:
             return _failure(exc, request_id)
         return respond(request_id, 200, {"status": "ok", "chat_provider": s.chat_provider,
-                                         "embedding_model": s.embedding_model})
+                                         "embedding_model": s.embedding_model, "index": index})
     return run
+
+
+def index_status(deps) -> dict:
+    """What /chat will search: collection, model, chunk count, last sync; raises when unusable."""
+    from functions.contract import META_MODEL, META_SYNCED_AT
+    from functions.errors import StoreUnavailableError
+    from functions.retrieval import check_model
+
+    search, embedder = deps.search, deps.embedder
+    status = getattr(search, "index_status", None)
+    meta = status() if status else {**search.collection_meta(), "points": None}
+    check_model(meta, embedder.model_name, embedder.dimension)
+    if meta.get("points") == 0:
+        raise StoreUnavailableError("The index is empty: run `textbook-chat index DOCS_DIR`.")
+    return {"collection": deps.settings.collection, "embedding_model": meta.get(META_MODEL),
+            "chunks": meta.get("points"), "synced_at": meta.get(META_SYNCED_AT)}
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:

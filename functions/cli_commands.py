@@ -110,10 +110,16 @@ def cmd_invoke(args) -> int:
     return 0 if response.get("statusCode", 500) < 400 else 1
 
 
-def cmd_ask(args) -> int:
+def cmd_ask(args, handler=None) -> int:
+    """One answer through the Lambda handler (or `handler`, e.g. the demo's); exit 2 for a
+    question the API refuses as input (empty, too long), 1 for any other failure."""
     os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answer, not the request log
+    if not args.question.strip():
+        print("textbook-chat ask: the question is empty; type one, e.g. "
+              'textbook-chat ask "What is a PID controller?"', file=sys.stderr)
+        return 2
     function, body = _request(args)
-    response = _handler(function)(api_gateway_event(f"/{function}", body), None)
+    response = (handler or _handler(function))(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -127,17 +133,20 @@ def cmd_ask(args) -> int:
             print(f"  see: {t['title']}  {t['url']}")
         if data.get("low_confidence"):
             print(f"  (low confidence: {data.get('confidence')})")
-    return 0 if response.get("statusCode", 500) < 400 else 1
+    status = response.get("statusCode", 500)
+    return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args, deps=None) -> int:
+    """deps: given by `serve --watch` (indexer.watch), which shares its open index."""
     import uvicorn
 
     from functions.app import create_app
     from functions.deps import Deps
 
-    origins = args.cors_origin or None
-    app = create_app(Deps.from_env(), "all", cors_origins=origins or [],
+    deps = deps or Deps.from_env()
+    origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS
+    app = create_app(deps, "all", cors_origins=origins or [],
                      cors_origin_regex=None if origins else LOCAL_ORIGINS)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"textbook-chat serve: listening on {args.host}, reachable from other machines",
@@ -152,10 +161,13 @@ def register(sub) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("serve", help="run the chat and selection API on 127.0.0.1",
                        epilog=EXAMPLES, formatter_class=fmt)
-    p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"))
-    p.add_argument("--port", type=_port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"))
+    p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"),
+                   help="address to listen on (default: %(default)s; env TEXTBOOK_CHAT_HOST)")
+    p.add_argument("--port", type=_port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"),
+                   help="port (default: %(default)s; env TEXTBOOK_CHAT_PORT)")
     p.add_argument("--cors-origin", action="append",
-                   help="a site origin allowed to call the API (repeatable; default: localhost)")
+                   help="a site origin allowed to call the API (repeatable; default: "
+                        "ALLOWED_ORIGINS, else any http://localhost or 127.0.0.1 port)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",

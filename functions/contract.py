@@ -12,6 +12,7 @@ KEYWORD_INDEXES = ("module", "doc_path", "content_type", "tags")
 META_MODEL = "embedding_model"
 META_DIMENSION = "embedding_dimension"
 META_SCHEMA = "schema_version"
+META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re-sync
 SCHEMA_VERSION = 1
 
 

@@ -84,6 +84,14 @@ class QdrantHttp:
         raise AssertionError("unreachable")
 
     def collection_meta(self) -> dict:
+        return self._collection()[0]
+
+    def index_status(self) -> dict:
+        """The collection's metadata plus its point count (GET /health)."""
+        meta, result = self._collection()
+        return {**meta, "points": int(result.get("points_count") or 0)}
+
+    def _collection(self) -> tuple[dict, dict]:
         response = self._request("GET", f"/collections/{quote(self.collection, safe='')}")
         if response.status_code == 404:
             raise StoreUnavailableError(
@@ -91,8 +99,8 @@ class QdrantHttp:
                 "`textbook-chat index DOCS_DIR` first."
             )
         self._check(response)
-        config = (response.json().get("result") or {}).get("config") or {}
-        return dict(config.get("metadata") or {})
+        result = response.json().get("result") or {}
+        return dict((result.get("config") or {}).get("metadata") or {}), result
 
     def search(self, dense: Sequence[float], sparse: SparseVec, limit: int,
                filters: dict[str, str] | None = None, mode: str = "hybrid") -> list[SearchHit]:

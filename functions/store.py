@@ -12,6 +12,7 @@ from functions.contract import (
     META_DIMENSION,
     META_MODEL,
     META_SCHEMA,
+    META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
 )
@@ -34,10 +35,12 @@ def open_client(settings: Settings):
     path.mkdir(parents=True, exist_ok=True)
     try:
         return QdrantClient(path=str(path))
-    except RuntimeError as exc:  # local mode allows one process per folder
+    except RuntimeError:  # local mode allows one process per folder
         raise StoreUnavailableError(
-            f"The local index at {path} is in use by another textbook-chat process "
-            f"(stop `textbook-chat serve` first, or set QDRANT_PATH to another folder). ({exc})"
+            f"The local index at {path} is in use by another textbook-chat process, e.g. "
+            "`textbook-chat serve`. To edit pages while the API runs, serve with "
+            "`textbook-chat serve --watch DOCS_DIR`: it re-indexes every saved change itself. "
+            "Otherwise stop `serve` first, or set QDRANT_PATH to another folder."
         ) from None
 
 
@@ -202,6 +205,18 @@ class QdrantStore:
 
     def count(self) -> int:
         return self.client.count(self.collection, exact=True).count
+
+    def mark_synced(self, when: str) -> None:
+        """Record the time of the last finished sync in the collection (GET /health shows it)."""
+        try:
+            self.client.update_collection(self.collection, metadata={META_SYNCED_AT: when})
+        except Exception:  # noqa: BLE001 (an older server without metadata updates: not fatal)
+            pass
+
+    def index_status(self) -> dict:
+        """The collection's metadata plus its point count (GET /health)."""
+        meta = self.collection_meta()
+        return {**meta, "points": self.count()}
 
     # --- query ------------------------------------------------------------------------------
     def search(

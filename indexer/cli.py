@@ -11,10 +11,11 @@ from functions.errors import TextbookChatError
 
 EXAMPLES = """examples:
   textbook-chat demo                                  index the bundled sample book and ask it
-  textbook-chat index website/docs --site-dir website  read baseUrl etc. from docusaurus.config.js
+  textbook-chat index website/docs                    baseUrl etc. from website/docusaurus.config.js
   textbook-chat index docs --base-url /my-book/ --dry-run --export chunks.jsonl
   textbook-chat check docs --site-dir website --build-dir website/build
   textbook-chat serve                                 the chat API on http://127.0.0.1:8787
+  textbook-chat serve --watch website/docs            ... re-indexing every page you save
   textbook-chat ask "What is a PID controller?"
 """
 
@@ -70,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in ("functions.cli_commands", "indexer.evaluate.cli", "functions.feedback_cli"):
         __import__(module, fromlist=["register"]).register(sub)
+    serve = sub.choices["serve"]  # the indexer side of serve: re-sync while serving
+    serve.add_argument("--watch", type=Path, metavar="DOCS_DIR",
+                       default=os.environ.get("TEXTBOOK_CHAT_WATCH"),
+                       help="index DOCS_DIR at start and re-index each change while serving "
+                            "(site settings from docusaurus.config.* beside it)")
+    serve.set_defaults(func=lambda a: _run("indexer.watch", "cmd_serve", a))
     return parser
 
 

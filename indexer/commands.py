@@ -14,23 +14,34 @@ from indexer.model import SiteSettings
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "samples" / "textbook"
 
 
-def resolve_site(args) -> tuple[SiteSettings, dict | None]:
-    """Site settings from flags, over docusaurus.config.js|ts, over Docusaurus defaults;
-    plus the manifest's routes (source path -> served URL) when a manifest is given."""
-    site = SiteSettings()
-    if args.site_dir:
-        from indexer.site_config import read_site_config
+def resolve_site(args, say=None) -> tuple[SiteSettings, dict | None]:
+    """Site settings from flags, over docusaurus.config.* (--site-dir, else the docs folder's
+    parent when it holds one), over Docusaurus defaults; plus the manifest's routes (source
+    path -> served URL) when a manifest is given. `say` gets one line naming what was used."""
+    from indexer.site_config import find_config, read_site_config
 
-        site = read_site_config(Path(args.site_dir))
+    site, source = SiteSettings(), "Docusaurus defaults"
+    site_dir = Path(args.site_dir) if args.site_dir else None
+    if site_dir is None and find_config(Path(args.docs_dir).resolve().parent):
+        site_dir = Path(args.docs_dir).resolve().parent  # the usual website/docs layout
+    if site_dir is not None:
+        site = read_site_config(site_dir)
+        config = find_config(site_dir)
+        source = str(_shown(config)) if config else f"Docusaurus defaults (no config in {site_dir})"
+    flags = []
     if args.base_url:
         base = args.base_url if args.base_url.startswith("/") else "/" + args.base_url
         site.base_url = base if base.endswith("/") else base + "/"
+        flags.append("--base-url")
     if args.route_base_path is not None:
         site.route_base_path = args.route_base_path
+        flags.append("--route-base-path")
     if args.trailing_slash:
         site.trailing_slash = {"true": True, "false": False, "unset": None}[args.trailing_slash]
+        flags.append("--trailing-slash")
     if args.markdown_format:
         site.markdown_format = args.markdown_format
+        flags.append("--markdown-format")
     routes = None
     if args.manifest:
         from indexer.model import ParseProblem
@@ -40,7 +51,33 @@ def resolve_site(args) -> tuple[SiteSettings, dict | None]:
             routes = load_manifest(Path(args.manifest), args.docs_dir)
         except ParseProblem as exc:
             raise ConfigError(str(exc)) from None
+    if say:
+        say(describe_site(site, source, flags, args.manifest))
     return site, routes
+
+
+def describe_site(site: SiteSettings, source: str, flags: list[str], manifest=None) -> str:
+    trailing = {True: "true", False: "false", None: "unset"}[site.trailing_slash]
+    line = (f"Site settings: baseUrl {site.base_url}, routeBasePath {site.route_base_path or '/'}, "
+            f"trailingSlash {trailing}, markdown {site.markdown_format} (from {source}")
+    line += f"; {', '.join(flags)} given)" if flags else ")"
+    if manifest:
+        line += f"; permalinks from {manifest}"
+    elif source.startswith("Docusaurus defaults"):
+        line += "; pass --site-dir SITE (the folder of docusaurus.config.js) if this is not your site"
+    return line
+
+
+def _shown(path: Path) -> Path:
+    """A path as the author would type it: relative to the working folder when inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def chunk_options(args):
@@ -74,7 +111,7 @@ def build(args, progress_label: str = "Reading"):
     from indexer.sync import build_chunks
 
     _check_docs_dir(args.docs_dir)
-    site, routes = resolve_site(args)
+    site, routes = resolve_site(args, say=_say)
     options = chunk_options(args)
     from indexer.discover import discover
 
@@ -102,8 +139,10 @@ def cmd_index(args) -> int:
     return 1 if summary.failed else 0
 
 
-def index_docs(args, settings: Settings, embedder=None):
-    """Sync args.docs_dir into the store of settings, with progress bars."""
+def index_docs(args, settings: Settings, embedder=None, store=None, say=_say):
+    """Sync args.docs_dir into the store of settings (or the given open store), with progress."""
+    from datetime import UTC, datetime
+
     from functions.embeddings.factory import make_embedder
     from functions.store import QdrantStore
     from indexer.discover import discover
@@ -111,20 +150,24 @@ def index_docs(args, settings: Settings, embedder=None):
     from indexer.sync import sync_docs
 
     _check_docs_dir(args.docs_dir)
-    site, routes = resolve_site(args)
+    site, routes = resolve_site(args, say=say)
     options = chunk_options(args)
     embedder = embedder or make_embedder(settings)
-    store = QdrantStore.open(settings)
+    own = store is None
+    store = store or QdrantStore.open(settings)
     try:
         with bar(len(discover(args.docs_dir)), "Reading", unit="file") as tick_file, bar(
             None, "Embedding", unit="chunk"
         ) as tick_chunk:
-            return sync_docs(
+            summary = sync_docs(
                 args.docs_dir, site, options, store, embedder, routes=routes,
                 recreate=args.recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
             )
+        store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))
+        return summary
     finally:
-        store.close()
+        if own:
+            store.close()
 
 
 def cmd_check(args) -> int:
@@ -146,38 +189,79 @@ def cmd_check(args) -> int:
     return 1 if misses or built.failed else 0
 
 
+DEMO_QUESTIONS = (
+    "What does the derivative term of a PID controller do?",
+    "How do I find the gyroscope bias when the robot starts?",
+    "How do I bake a sourdough loaf?",
+)
+DEMO_COLLECTION = "sample-textbook"  # used only when the default collection holds another book
+DEMO_FEEDBACK = ".textbook-chat/demo-feedback.sqlite3"  # not the readers' log
+
+
 def cmd_demo(args) -> int:
-    """Index the bundled sample book with the embedded defaults, then ask it questions."""
+    """Index the bundled sample book into the default index (the one `ask`, `serve` and `eval`
+    read with no flags), then ask it questions; the demo's questions stay out of the readers'
+    feedback log."""
+    from argparse import Namespace
+
+    from functions.app import create_app
+    from functions.cli_commands import cmd_ask
+    from functions.deps import Deps
+    from functions.feedback import make_feedback_store
     from indexer.report import print_summary
 
     docs = SAMPLE_DIR / "docs"
     if not docs.is_dir():
         raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
     ns = _default_index_args(docs, site_dir=SAMPLE_DIR)
-    # The demo keeps its own index so it never touches an author's collection.
-    os.environ.setdefault("QDRANT_PATH", ".textbook-chat/demo-qdrant")
-    os.environ.setdefault("QDRANT_COLLECTION", "sample-textbook")
     settings = Settings.from_env(os.environ)
+    if _holds_another_book(settings, docs):
+        print(f"The collection {settings.collection!r} holds another book; the demo uses "
+              f"{DEMO_COLLECTION!r} beside it.", file=sys.stderr)
+        settings = settings.with_(collection=DEMO_COLLECTION)
     where = settings.qdrant_url or settings.qdrant_path
-    print(f"Indexing the sample textbook ({docs}) into {where} ...", file=sys.stderr)
+    print(f"Indexing the sample textbook ({_shown(docs)}) into {where} "
+          f"(collection {settings.collection!r}) ...", file=sys.stderr)
     summary = index_docs(ns, settings)
     print_summary(summary, as_json=False)
-    questions = args.question or [
-        "What does the derivative term of a PID controller do?",
-        "How do I find the gyroscope bias when the robot starts?",
-        "How do I bake a sourdough loaf?",
-    ]
-    from indexer.cli import main
+    from mangum import Mangum
 
-    for question in questions:
+    os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answers, not the request log
+    deps = Deps(settings, env=os.environ,
+                feedback=make_feedback_store(settings, os.environ, path=DEMO_FEEDBACK))
+    handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    for question in args.question or DEMO_QUESTIONS:
         print(f"\nQ: {question}", flush=True)
-        if main(["ask", question]) != 0:
+        asked = Namespace(question=question, selection=None, page_url=None, anchor=None, json=False)
+        if cmd_ask(asked, handler=handler) != 0:
             return 1
+    prefix = "" if settings.collection == Settings.from_env(os.environ).collection else (
+        f"QDRANT_COLLECTION={settings.collection} ")
     print(
-        "\nNext: `textbook-chat serve` runs this API on http://127.0.0.1:8787 for the widget.",
+        "\nNext, with no flags (same index):\n"
+        f"  {prefix}textbook-chat ask \"What is loop jitter?\"\n"
+        f"  {prefix}textbook-chat serve      the API on http://127.0.0.1:8787 for the widget "
+        "(GET /health shows the index)\n"
+        f"  {prefix}textbook-chat eval {_shown(SAMPLE_DIR / 'questions.jsonl')}",
         file=sys.stderr,
     )
     return 0
+
+
+def _holds_another_book(settings: Settings, docs: Path) -> bool:
+    """True when the target collection already holds docs the sample book does not have (an
+    author's book): the demo must not sync over it (a sync deletes docs it does not see)."""
+    from functions.store import QdrantStore
+    from indexer.discover import discover
+
+    store = QdrantStore.open(settings)
+    try:
+        if not store.exists():
+            return False
+        ours = set(discover(docs))
+        return any(p.get("doc_path") not in ours for _, p in store.scroll_payloads(["doc_path"]))
+    finally:
+        store.close()
 
 
 def _default_index_args(docs: Path, site_dir: Path | None = None):

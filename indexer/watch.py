@@ -1,0 +1,124 @@
+"""`textbook-chat serve --watch DOCS`: the API syncs the book into the index it serves from, at
+start and again whenever a page (or the site config) changes, so an author can edit a page and
+ask about it without stopping anything.
+
+Why in the server: local-mode Qdrant allows one process per index folder, so a separate
+`textbook-chat index` cannot write while `serve` holds it. Here the server's own open store is
+synced by a background thread; a lock keeps its calls and the readers' searches apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+POLL_SECONDS = 1.0
+
+
+def fingerprint(docs_dir: Path, config: Path | None = None) -> tuple:
+    """What a sync depends on that an author edits: every .md/.mdx (partials too) and the config."""
+    files = [p for p in docs_dir.rglob("*") if p.suffix.lower() in (".md", ".mdx")]
+    if config is not None and config.is_file():
+        files.append(config)
+    out = []
+    for path in sorted(files):
+        try:
+            st = path.stat()
+        except OSError:  # deleted while we looked
+            continue
+        out.append((path.as_posix(), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+class LockedStore:
+    """A store whose every call runs under one lock (generators are read inside it), so a
+    re-sync thread and the request threads never use local-mode Qdrant at the same time."""
+
+    def __init__(self, store):
+        self._store = store
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            with self._lock:
+                result = attr(*args, **kwargs)
+                return iter(list(result)) if inspect.isgenerator(result) else result
+        return call
+
+
+class Watcher(threading.Thread):
+    """Polls the docs folder; after a change that has settled, runs `sync()` once."""
+
+    def __init__(self, docs_dir: Path, sync: Callable[[], str], config: Path | None = None,
+                 poll: float = POLL_SECONDS, say: Callable[[str], None] | None = None):
+        super().__init__(name="textbook-chat-watch", daemon=True)
+        self.docs_dir, self.config, self.poll, self.sync = docs_dir, config, poll, sync
+        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.seen = fingerprint(docs_dir, config)
+        self.stopped = threading.Event()
+        self.syncs = 0
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.poll):
+            now = fingerprint(self.docs_dir, self.config)
+            if now == self.seen:
+                continue
+            time.sleep(min(self.poll, 0.3))  # an editor writes in steps: let it finish
+            self.seen = fingerprint(self.docs_dir, self.config)
+            try:
+                self.say(f"textbook-chat serve: {self.sync()}")
+            except Exception as exc:  # noqa: BLE001 (the server keeps serving the old index)
+                self.say(f"textbook-chat serve: re-sync failed, still serving the previous "
+                         f"index: {exc}")
+            self.syncs += 1
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def cmd_serve(args) -> int:
+    """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
+    from functions.cli_commands import cmd_serve as serve
+
+    if not getattr(args, "watch", None):
+        return serve(args)
+    from functions.deps import Deps
+    from functions.settings import Settings
+    from functions.store import QdrantStore
+    from indexer.commands import _check_docs_dir, _default_index_args, index_docs
+    from indexer.report import print_summary
+    from indexer.site_config import find_config
+
+    docs = Path(args.watch)
+    _check_docs_dir(docs)
+    settings = Settings.from_env(os.environ)
+    store = LockedStore(QdrantStore.open(settings))
+    deps = Deps.from_env(search=store)
+    ns = _default_index_args(docs, site_dir=os.environ.get("TEXTBOOK_CHAT_SITE_DIR"))
+    site_dir = Path(ns.site_dir) if ns.site_dir else docs.resolve().parent
+
+    def sync() -> str:
+        start = time.perf_counter()
+        s = index_docs(ns, settings, embedder=deps.embedder, store=store, say=lambda _: None)
+        problems = "".join(f"\n  {p}" for p in s.problems)
+        return (f"re-synced {docs}: {s.embedded} sections embedded, {s.deleted} removed, "
+                f"{s.failed} failed ({time.perf_counter() - start:.1f} s){problems}")
+
+    try:
+        print_summary(index_docs(ns, settings, embedder=deps.embedder, store=store), as_json=False)
+        watcher = Watcher(docs, sync, config=find_config(site_dir))
+        watcher.start()
+        print(f"textbook-chat serve: watching {docs} (a saved change is re-indexed within ~2 s)",
+              file=sys.stderr)
+        return serve(args, deps=deps)
+    finally:
+        store.close()

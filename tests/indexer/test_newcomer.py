@@ -1,0 +1,114 @@
+"""A newcomer's commands chain: demo, then ask/eval with no flags; `index` finds the site's
+config beside the docs and says what it used; progress lines in logs; usage errors exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer.progress import bar
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(cwd, *args, env=None, timeout=300) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_PATH", "QDRANT_COLLECTION",
+                         "DYNAMODB_TABLE", "LOG_LEVEL")}
+    base.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], cwd=cwd, env=base,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_progress_is_one_line_per_stage_off_a_terminal():
+    out, now = io.StringIO(), iter([0.0, 0.5, 12.0, 13.0, 14.0]).__next__
+    with bar(3, "Reading", unit="file", stream=out, clock=now) as tick:
+        tick(1)
+        tick(1)  # 0.5 s: no line
+        tick(1)  # the last one: done
+    assert out.getvalue().splitlines() == ["Reading: started (3 files)",
+                                           "Reading: done, 3 files in 12.0 s"]
+    out, now = io.StringIO(), iter([0.0, 11.0, 12.0]).__next__
+    with bar(None, "Embedding", unit="chunk", stream=out, clock=now) as tick:
+        tick(64)
+        tick(64)  # 11 s later: a progress line
+    assert out.getvalue().splitlines() == ["Embedding: started", "Embedding: 128 chunks, 11 s",
+                                           "Embedding: done, 128 chunks in 12.0 s"]
+    out = io.StringIO()
+    with bar(None, "Embedding", stream=out):
+        pass
+    assert out.getvalue() == ""  # nothing to embed: silent
+
+
+def test_index_reads_the_config_beside_the_docs_and_says_so(tmp_path):
+    site = tmp_path / "website"
+    (site / "docs").mkdir(parents=True)
+    (site / "docusaurus.config.js").write_text(
+        "module.exports = {baseUrl: '/my-book/', trailingSlash: true};\n")
+    (site / "docs" / "intro.md").write_text("# Intro\n\n## First steps\n\nRead this first.\n")
+    out = cli(tmp_path, "index", "website/docs", "--dry-run", "--export", "c.jsonl", "--json")
+    assert out.returncode == 0, out.stderr
+    assert ("Site settings: baseUrl /my-book/, routeBasePath docs, trailingSlash true, "
+            "markdown mdx (from website/docusaurus.config.js)") in out.stderr
+    assert "Reading: started (1 files)" in out.stderr  # progress on stderr ...
+    assert json.loads(out.stdout)["chunks"] == 1  # ... the JSON alone on stdout
+    urls = [json.loads(line)["url"] for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert urls == ["/my-book/docs/intro/#first-steps"]
+    # Flags still win, and say so; with no config anywhere the line says how to give one.
+    out = cli(tmp_path, "index", "website/docs", "--dry-run", "--base-url", "/other/")
+    assert "baseUrl /other/" in out.stderr and "--base-url given" in out.stderr
+    (site / "docusaurus.config.js").unlink()
+    out = cli(tmp_path, "index", "website/docs", "--dry-run")
+    assert "baseUrl /," in out.stderr and "pass --site-dir SITE" in out.stderr
+
+
+def test_usage_errors_exit_2_with_one_line(tmp_path):
+    out = cli(tmp_path, "ask", "")
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "question is empty" in out.stderr
+    assert out.stdout == ""
+    out = cli(tmp_path, "serve", "--help")
+    assert "default: 8787" in out.stdout and "default: 127.0.0.1" in out.stdout
+
+
+@pytest.mark.slow
+def test_demo_then_ask_and_eval_with_no_flags(tmp_path):
+    first = cli(tmp_path, "demo")
+    assert first.returncode == 0, first.stderr
+    assert "into .textbook-chat/qdrant (collection 'textbook')" in first.stderr
+    assert "Next, with no flags" in first.stderr and '{"level"' not in first.stderr
+    ask = cli(tmp_path, "ask", "What does the derivative term of a PID controller do?")
+    assert ask.returncode == 0, ask.stderr
+    assert "/textbook-chat-sample/docs/pid-control" in ask.stdout  # the demo's index
+    questions = ROOT / "samples" / "textbook" / "questions.jsonl"
+    ev = cli(tmp_path, "eval", str(questions), "--json")
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(ev.stdout)["hit_at_5"] > 0.5
+    # The demo's questions are not readers' questions.
+    readers = tmp_path / ".textbook-chat" / "feedback.sqlite3"
+    logged = [q for (q,) in sqlite3.connect(readers).execute("SELECT question FROM answers")]
+    assert logged == ["What does the derivative term of a PID controller do?"]  # the `ask` only
+    # A second run re-embeds nothing.
+    again = cli(tmp_path, "demo", "--question", "What is loop jitter?")
+    assert again.returncode == 0 and "0 embedded" in again.stderr + again.stdout
+
+
+@pytest.mark.slow
+def test_demo_never_syncs_over_an_authors_book(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "mine.md").write_text("# Mine\n\n## Kites\n\nA kite flies on a string in the wind.\n")
+    assert cli(tmp_path, "index", "docs").returncode == 0
+    demo = cli(tmp_path, "demo", "--question", "What is loop jitter?")
+    assert demo.returncode == 0, demo.stderr
+    assert "holds another book; the demo uses 'sample-textbook'" in demo.stderr
+    assert "QDRANT_COLLECTION=sample-textbook textbook-chat ask" in demo.stderr
+    ask = cli(tmp_path, "ask", "What flies on a string?")
+    assert "docs/mine#kites" in ask.stdout  # the author's index is untouched

@@ -1,0 +1,160 @@
+"""`serve --watch`: the fingerprint, the locked store, the watcher thread, and a real server that
+answers about a page right after the author saves it (local MiniLM, local Qdrant)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from indexer.watch import LockedStore, Watcher, fingerprint
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_fingerprint_sees_edits_new_files_and_the_config(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n")
+    config = tmp_path / "docusaurus.config.js"
+    config.write_text("module.exports = {baseUrl: '/'};")
+    before = fingerprint(docs, config)
+    (docs / "a.md").write_text("# A\n\nmore\n")
+    assert fingerprint(docs, config) != before
+    before = fingerprint(docs, config)
+    (docs / "_partial.mdx").write_text("shared\n")
+    assert fingerprint(docs, config) != before
+    before = fingerprint(docs, config)
+    config.write_text("module.exports = {baseUrl: '/book/'};")
+    assert fingerprint(docs, config) != before
+    (docs / "notes.txt").write_text("not a doc")
+    assert fingerprint(docs, config) == fingerprint(docs, config)
+
+
+def test_locked_store_reads_generators_inside_its_lock():
+    held = []
+
+    class Store:
+        def __init__(self):
+            self.lock_owner = None
+
+        def scroll(self):
+            for i in range(3):
+                held.append(locked._lock._is_owned())
+                yield i
+
+        name = "plain attribute"
+
+    locked = LockedStore(Store())
+    assert list(locked.scroll()) == [0, 1, 2]
+    assert held == [True, True, True]
+    assert locked.name == "plain attribute"
+
+
+def test_watcher_syncs_once_per_settled_change_and_survives_failures(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n")
+    calls, lines = [], []
+    done = threading.Event()
+
+    def sync():
+        calls.append(time.monotonic())
+        done.set()
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return "re-synced"
+
+    watcher = Watcher(docs, sync, poll=0.05, say=lines.append)
+    watcher.start()
+    try:
+        time.sleep(0.2)
+        assert calls == []  # nothing changed yet
+        (docs / "a.md").write_text("# A\n\nedited\n")
+        assert done.wait(5)
+        done.clear()
+        (docs / "b.md").write_text("# B\n")
+        assert done.wait(5)
+        time.sleep(0.3)
+    finally:
+        watcher.stop()
+        watcher.join(5)
+    assert len(calls) == 2
+    assert lines[0] == "textbook-chat serve: re-synced"
+    assert "re-sync failed, still serving the previous index: disk full" in lines[1]
+
+
+def _port() -> int:
+    for port in range(18400, 18500):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip("no free port in 18400-18499")
+
+
+@pytest.mark.slow
+def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
+    site = tmp_path / "site"
+    docs = site / "docs"
+    docs.mkdir(parents=True)
+    (site / "docusaurus.config.js").write_text("module.exports = {baseUrl: '/gears/'};\n")
+    page = docs / "gears.md"
+    page.write_text("# Gears\n\n## Spur gears\n\nA spur gear has straight teeth cut parallel "
+                    "to its axis; it transmits motion between parallel shafts.\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "QDRANT_URL", "DYNAMODB_TABLE", "QDRANT_COLLECTION")}
+    env.update(PYTHONPATH=str(ROOT), QDRANT_PATH=str(tmp_path / "qdrant"), OMP_NUM_THREADS="1")
+    port = _port()
+    base = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--port", str(port),
+                             "--watch", str(docs)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def health() -> dict:
+        for _ in range(600):
+            try:
+                r = httpx.get(base + "/health", timeout=2)
+                if r.status_code == 200:
+                    return r.json()["index"]
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                pytest.fail(proc.stderr.read())
+            time.sleep(0.1)
+        pytest.fail("serve --watch did not become ready")
+
+    try:
+        first = health()
+        assert first["chunks"] >= 1 and first["synced_at"]
+        # While serve holds the local index, `index` says what to do instead.
+        blocked = subprocess.run([sys.executable, "-m", "indexer.cli", "index", str(docs)],
+                                 env=env, cwd=tmp_path, capture_output=True, text=True,
+                                 timeout=120)
+        assert blocked.returncode == 2 and "serve --watch" in blocked.stderr
+        page.write_text(page.read_text() + "\n## Worm gears\n\nA worm gear meshes a screw-like "
+                        "worm with a wheel; it gives a large speed reduction in one stage and "
+                        "usually cannot be back-driven.\n")
+        for _ in range(200):
+            if health()["chunks"] > first["chunks"]:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the saved page was not re-indexed")
+        r = httpx.post(base + "/chat", json={"question": "Can a worm gear be back-driven?"},
+                       timeout=60)
+        assert r.status_code == 200
+        assert r.json()["citations"][0]["url"] == "/gears/docs/gears#worm-gears"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "re-synced" in proc.stderr.read()
