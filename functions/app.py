@@ -11,11 +11,11 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from functions.crosssite import JsonCORSMiddleware, OriginRule, check_request
 from functions.http_errors import (
     REQUEST_ID_HEADER,
     ApiError,
@@ -23,8 +23,10 @@ from functions.http_errors import (
     error_body,
     error_headers,
     from_exception,
+    json_response,
     log,
     new_request_id,
+    operator_detail,
 )
 from functions.validation import parse_json
 
@@ -56,19 +58,20 @@ async def read_body(request: Request, cap: int) -> bytes:
 
 
 def respond(request_id: str, status: int, body: dict, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({**body, "request_id": request_id}, status_code=status,
-                        headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-store",
-                                 **(headers or {})})
+    return json_response({**body, "request_id": request_id}, status, request_id, headers)
 
 
 def _failure(exc: BaseException, request_id: str) -> JSONResponse:
-    err = from_exception(exc)
-    if err.status >= 500:
-        log("error", logging.ERROR if err.status == 500 else logging.WARNING,
-            request_id=request_id, code=err.code, error=f"{type(exc).__name__}: {exc}"[:500])
-    return JSONResponse(error_body(err, request_id), status_code=err.status,
-                        headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-store",
-                                 **error_headers(err)})
+    try:
+        err = from_exception(exc)
+        if err.status >= 500:
+            log("error", logging.ERROR if err.status == 500 else logging.WARNING,
+                request_id=request_id, code=err.code, error=operator_detail(exc))
+        return json_response(error_body(err, request_id), err.status, request_id,
+                             error_headers(err))
+    except Exception:  # the error path itself must not raise: a fixed answer, still JSON
+        err = ApiError(500, "internal", "Something went wrong on our side; please try again.")
+        return json_response(error_body(err, request_id), 500, request_id)
 
 
 def endpoint(deps, route: str, work: Work, threaded: bool):
@@ -76,6 +79,8 @@ def endpoint(deps, route: str, work: Work, threaded: bool):
         request_id, start = new_request_id(), time.perf_counter()
         ip = client_ip(request)
         try:
+            # a request another site could forge does no work at all: before limits and models
+            check_request(request, request.app.state.origin_rule)
             deps.settings  # noqa: B018 (a configuration error answers 503 on every route)
             raw = await read_body(request, BODY_CAPS[route])
             # Lambda serves one request at a time: running inline saves anyio's thread
@@ -98,7 +103,7 @@ def _record(deps, request_id: str, question: str, result: dict, mode: str) -> No
                                     bool(result.get("low_confidence")), mode)
     except Exception as exc:  # the answer still goes out; the log says what was lost
         log("record_answer failed", logging.WARNING, request_id=request_id,
-            error=f"{type(exc).__name__}: {exc}"[:300])
+            error=operator_detail(exc)[:300])
 
 
 def chat_work(deps) -> Work:
@@ -202,9 +207,11 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
     if not table:
         raise ValueError(f"routes={routes!r}: use chat, selection or all")
     origins = list(cors_origins if cors_origins is not None else deps.allowed_origins)
-    middleware = [Middleware(CORSMiddleware, allow_origins=origins,
+    middleware = [Middleware(JsonCORSMiddleware, allow_origins=origins,
                              allow_origin_regex=cors_origin_regex, allow_methods=["GET", "POST"],
                              allow_headers=["Content-Type"], max_age=600,
                              expose_headers=[REQUEST_ID_HEADER, "Retry-After"])]
-    return Starlette(routes=table, middleware=middleware,
-                     exception_handlers={HTTPException: _http_error})
+    app = Starlette(routes=table, middleware=middleware,
+                    exception_handlers={HTTPException: _http_error})
+    app.state.origin_rule = OriginRule(origins, cors_origin_regex)  # the same sites as CORS
+    return app

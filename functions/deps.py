@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Mapping
 
 from functions.errors import ConfigError
+from functions.http_errors import register_sensitive, register_sensitive_env
 from functions.settings import Settings
 
 _UNSET = object()
@@ -30,6 +31,11 @@ class Deps:
             self._given["chat_model"] = chat_model
         self._built: dict[str, object] = {}
         self._lock = threading.RLock()
+        # keys, connection URLs and paths are masked in every error body and log line
+        register_sensitive_env(self.env)
+        if settings is not None:
+            register_sensitive(settings.openai_api_key, settings.openai_base_url,
+                               settings.qdrant_url, settings.qdrant_api_key, settings.qdrant_path)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **given) -> Deps:

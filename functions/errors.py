@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class TextbookChatError(Exception):
-    """Base class: the message is meant to be shown as is."""
+    """Base class: the message is meant to be shown as is. `detail` holds a library's or a
+    service's own text (it may name hosts or paths): only the operator's log shows it, redacted."""
+
+    def __init__(self, message: str = "", *, detail: str | None = None):
+        super().__init__(message)
+        self.detail = detail
 
 
 class ConfigError(TextbookChatError):
@@ -22,7 +27,8 @@ class StoreUnavailableError(TextbookChatError):
 class UpstreamError(TextbookChatError):
     """The model provider failed (after retries)."""
 
-    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None,
+                 *, detail: str | None = None):
+        super().__init__(message, detail=detail)
         self.status = status
         self.retry_after = retry_after

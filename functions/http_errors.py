@@ -1,13 +1,21 @@
-"""HTTP errors as `{"error": {code, message}}` JSON, request ids and structured JSON logs."""
+"""HTTP errors as `{"error": {code, message}}` JSON, request ids and structured, redacted JSON logs.
+
+Nothing a reader or a log line sees carries a credential, a connection URL, a local path or a
+service's raw reply: messages are ours, `redact` masks what slips through (the settings' own
+secret values, URLs, keys, absolute paths), and a library's text goes only to the log, redacted.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import re
 import sys
 import time
 import uuid
+
+from starlette.responses import JSONResponse
 
 from functions.errors import (
     ConfigError,
@@ -19,6 +27,20 @@ from functions.errors import (
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _LOG = logging.getLogger("textbook_chat")
+_SENSITIVE: set[str] = set()
+_PATTERNS = (
+    (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+"), "<url>"),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"), r"\1 <secret>"),
+    (re.compile(r"\bsk-[A-Za-z0-9_*.-]{4,}"), "<secret>"),  # OpenAI keys, masked or not
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), "<secret>"),
+    (re.compile(r"(?i)\b(api[_-]?key|token|secret|password|passwd|credentials?)"
+                r"(\s*=\s*|:(?=\S))[^\s,;'\"]+"), r"\1\2<secret>"),
+    (re.compile(r"[\w.:%-]+@[\w-]+(?:\.[\w-]+)+(?::\d+)?"), "<host>"),  # user:pass@host
+    (re.compile(r"(?<![\w.~/<-])(?:~|[A-Za-z]:)?[/\\](?:[\w.@+-]+[/\\])+[\w.@+-]*"), "<path>"),
+)
+SENSITIVE_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "QDRANT_API_KEY",
+                 "QDRANT_PATH", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB")
 
 
 class ApiError(Exception):
@@ -36,6 +58,30 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
+def register_sensitive(*values: object) -> None:
+    """Values that must never reach a reader or a log (keys, URLs and paths from the settings)."""
+    for value in values:
+        text = str(value or "").strip()
+        if len(text) >= 6:  # a short value would mask ordinary words
+            _SENSITIVE.add(text)
+            if "/" in text and "://" not in text:
+                _SENSITIVE.add(os.path.abspath(text))
+
+
+def register_sensitive_env(env) -> None:
+    register_sensitive(*(env.get(name) for name in SENSITIVE_ENV))
+
+
+def redact(text: object) -> str:
+    """text with secrets, connection URLs, user@hosts and absolute paths masked."""
+    out = str(text)
+    for value in sorted(_SENSITIVE, key=len, reverse=True):
+        out = out.replace(value, "<hidden>")
+    for pattern, replacement in _PATTERNS:
+        out = pattern.sub(replacement, out)
+    return out
+
+
 def from_exception(exc: BaseException) -> ApiError:
     """The ApiError a reader sees for any exception: never a stack trace or internal detail."""
     if isinstance(exc, ApiError):
@@ -43,9 +89,11 @@ def from_exception(exc: BaseException) -> ApiError:
     if isinstance(exc, ModelMismatchError):
         return ApiError(503, "model_mismatch", str(exc))
     if isinstance(exc, StoreUnavailableError):
-        return ApiError(503, "index_unavailable", f"The book's search index is unavailable. {exc}")
+        return ApiError(503, "index_unavailable",
+                        f"The book's search index is unavailable. {redact(exc)}")
     if isinstance(exc, ConfigError):
-        return ApiError(503, "misconfigured", f"The assistant is not configured correctly: {exc}")
+        return ApiError(503, "misconfigured",
+                        f"The assistant is not configured correctly: {redact(exc)}")
     if isinstance(exc, UpstreamError):
         if exc.status in (401, 403):
             return ApiError(
@@ -61,9 +109,12 @@ def from_exception(exc: BaseException) -> ApiError:
                 "The answer service is busy right now; please try again in a minute.",
                 retry_after=exc.retry_after or 30,
             )
-        return ApiError(502, "upstream_error", f"The answer service failed: {exc}")
+        # the service's own text stays in the (redacted) log: it may echo keys or hosts
+        status = f" (HTTP {exc.status})" if exc.status else ""
+        return ApiError(502, "upstream_error",
+                        f"The answer service failed{status}; please try again in a minute.")
     if isinstance(exc, TextbookChatError):
-        return ApiError(503, "unavailable", str(exc))
+        return ApiError(503, "unavailable", redact(exc))
     return ApiError(500, "internal", "Something went wrong on our side; please try again.")
 
 
@@ -77,11 +128,40 @@ def error_headers(err: ApiError) -> dict[str, str]:
     return {"Retry-After": str(max(1, int(err.retry_after + 0.999)))}
 
 
+def operator_detail(exc: BaseException) -> str:
+    """What the log keeps of an exception: its type, message and detail, redacted."""
+    detail = getattr(exc, "detail", None)
+    return redact(f"{type(exc).__name__}: {exc}" + (f" ({detail})" if detail else ""))[:500]
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSONResponse that still renders text Starlette's cannot (lone surrogates): as \\u escapes."""
+
+    def render(self, content) -> bytes:
+        try:
+            return super().render(content)
+        except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
+            return json.dumps(content, ensure_ascii=True, default=str,
+                              separators=(",", ":")).encode("ascii")
+
+
+def json_response(body: dict, status: int, request_id: str,
+                  headers: dict[str, str] | None = None) -> JSONResponse:
+    return SafeJSONResponse(body, status_code=status,
+                            headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-store",
+                                     **(headers or {})})
+
+
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        data = {"level": record.levelname.lower(), "msg": record.getMessage(), "ts": time.time()}
-        data.update(getattr(record, "fields", {}))
-        return json.dumps(data, default=str)
+        try:
+            data = {"level": record.levelname.lower(), "msg": redact(record.getMessage()),
+                    "ts": time.time()}
+            for key, value in getattr(record, "fields", {}).items():
+                data[key] = redact(value) if isinstance(value, str) else value
+            return json.dumps(data, default=lambda v: redact(v))
+        except Exception:  # a log line must never raise into a request
+            return json.dumps({"level": "error", "msg": "unloggable record", "ts": time.time()})
 
 
 def configure_logging(level: int | None = None) -> None:

@@ -14,7 +14,9 @@ MAX_HISTORY_CHARS = 4000  # per message
 MAX_SELECTION_CHARS = 200_000  # the token cap (max_selection_tokens) decides below this
 MAX_COMMENT_CHARS = 2000
 RETRIEVAL_MODES = ("hybrid", "dense", "sparse")
+MAX_DEPTH = 16  # the deepest real body (history -> turn -> content) is 3
 _ANCHOR = re.compile(r"^[^\s\"'<>#`\\]{1,200}$")
+_CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # C0/C1 but tab, CR, LF
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,57 @@ def parse_json(raw: bytes) -> dict:
     if not text.strip():
         raise ApiError(400, "empty_body", "The request body is empty; send a JSON object.")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_json", f"The request body is not valid JSON ({exc}).") from None
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:  # also integers of more than 4,300 digits
+        raise ApiError(400, "invalid_json",
+                       f"The request body is not valid JSON ({str(exc)[:120]}).") from None
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_field", "The request body must be a JSON object.")
+    _check_tree(data)
     return data
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _too_deep() -> ApiError:
+    return ApiError(400, "too_deep", f"The request body is nested more than {MAX_DEPTH} levels "
+                    "deep; send a flat JSON object.")
+
+
+def _check_tree(data: dict) -> None:
+    """Every key and string is real Unicode (no lone surrogates) and nothing is nested deeper
+    than MAX_DEPTH. Iterative: a crafted body cannot exhaust the stack."""
+    stack: list[tuple[object, int, str]] = [(data, 1, "")]
+    while stack:
+        node, depth, field_name = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        items = (node.items() if isinstance(node, dict)
+                 else ((None, v) for v in node) if isinstance(node, list) else ())
+        for key, value in items:
+            name = field_name or (key if isinstance(key, str) and _valid(key) else "")
+            for text in (key, value):
+                if isinstance(text, str) and not _valid(text):
+                    where = f" in `{name[:40]}`" if name else " in a field name"
+                    raise ApiError(400, "bad_text",
+                                   f"The request has text that is not valid Unicode{where} "
+                                   "(a lone surrogate such as \\ud800); send UTF-8 text.")
+            if isinstance(value, dict | list):
+                stack.append((value, depth + 1, name))
+
+
+def _valid(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unknown(data: dict, allowed: set[str]) -> None:
@@ -84,6 +131,7 @@ def _text(data: dict, name: str, required: bool, limit: int, what: str = "") -> 
         raise ApiError(422, "invalid_field", f"`{name}` must be a string.")
     if "\x00" in value:
         raise ApiError(422, "invalid_field", f"`{name}` contains a NUL character.")
+    value = _CONTROL.sub(" ", value)  # invisible control characters: spaces, like a browser
     if required and not value.strip():
         raise ApiError(422, "empty_field", f"`{name}` is empty{what or '; type a question first'}.")
     if len(value) > limit:
@@ -121,15 +169,20 @@ def _history(value) -> tuple[Turn, ...]:
             raise ApiError(422, "invalid_field", f"`history[{i}].role` must be user or assistant.")
         if not isinstance(content, str):
             raise ApiError(422, "invalid_field", f"`history[{i}].content` must be a string.")
-        turns.append(Turn(role, content[:MAX_HISTORY_CHARS]))
+        turns.append(Turn(role, _CONTROL.sub(" ", content[:MAX_HISTORY_CHARS])))
     return tuple(turns)
+
+
+# version/locale pin the answer to one edition; by default they come from page_url's page.
+FILTER_KEYS = frozenset({"module", "doc_path", "version", "locale"})
 
 
 def _filters(value) -> dict[str, str]:
     if value is None:
         return {}
-    if not isinstance(value, dict) or set(value) - {"module", "doc_path"}:
-        raise ApiError(422, "invalid_field", "`filters` may only have `module` and `doc_path`.")
+    if not isinstance(value, dict) or set(value) - FILTER_KEYS:
+        raise ApiError(422, "invalid_field", "`filters` may only have `module`, `doc_path`, "
+                       "`version` (e.g. \"1.0\", \"current\") and `locale` (e.g. \"fr\").")
     out = {}
     for key, item in value.items():
         if item is None:

@@ -41,6 +41,24 @@ CASES = [
     ("/selection", json.dumps({"question": "q", "selected_text": "word " * 5000}).encode(), 413,
      "selection_too_large", "tokens"),
     ("/feedback", b'{"request_id": "x", "rating": "meh"}', 422, "invalid_field", "up"),
+    # crafted strings and shapes: each once crashed the app or its error handler
+    ("/chat", b'{"question": "\\ud800"}', 400, "bad_text", "`question`"),
+    ("/chat", b'{"question": "hi", "\\udfff": 1}', 400, "bad_text", "field name"),
+    ("/selection", b'{"question": "q", "selected_text": "a\\udbff b"}', 400, "bad_text",
+     "`selected_text`"),
+    ("/chat", b'{"question": "hi", "history": [{"role": "user", "content": "\\ud83d"}]}', 400,
+     "bad_text", "`history`"),
+    ("/feedback", b'{"request_id": "x", "rating": "up", "comment": "\\udc00"}', 400, "bad_text",
+     "`comment`"),
+    ("/chat", b'{"q": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", 400, "too_deep", "nested"),
+    ("/chat", b'{"question": "hi", "filters": ' + b'{"a":' * 20 + b"1" + b"}" * 21, 400,
+     "too_deep", "nested"),
+    ("/chat", b'{"question": "hi", "top_k": ' + b"9" * 5000 + b"}", 400, "invalid_json", "JSON"),
+    ("/chat", b'{"question": "hi", "top_k": 1e400}', 422, "invalid_field", "top_k"),
+    ("/chat", b'{"question": "hi", "top_k": NaN}', 400, "invalid_json", "NaN"),
+    ("/chat", b'{"question": "hi", "top_k": -Infinity}', 400, "invalid_json", "Infinity"),
+    ("/chat", b'{"question": "a\x01b"}', 400, "invalid_json", "JSON"),  # raw control character
+    ("/chat", b'{"question": "\\u0000"}', 422, "invalid_field", "NUL"),
 ]
 
 
@@ -54,6 +72,23 @@ def test_bad_input(client, route, raw, status, code, words):
     assert words in body["error"]["message"]
     assert body["request_id"] == r.headers["x-request-id"]
     assert "Traceback" not in r.text
+
+
+def test_malformed_input_keeps_cors_headers(client):
+    c = client()
+    for raw in (b'{"question": "\\ud800"}', b'{"\\ud800": 1}', b"[" * 30_000, b"\xff"):
+        r = c.post("/chat", content=raw, headers={"content-type": "application/json",
+                                                 "origin": "https://reader.example"})
+        assert 400 <= r.status_code < 500, r.text
+        assert r.headers["access-control-allow-origin"] == "https://reader.example"
+        assert r.json()["request_id"] == r.headers["x-request-id"]
+
+
+def test_control_characters_are_spaces(client):
+    c = client()
+    r = c.post("/chat", json={"question": "loop\u0007 jitter\u001b[31m\u0085?"})
+    assert r.status_code == 200, r.text
+    assert c.deps.feedback.answers[r.json()["request_id"]]["question"] == "loop  jitter [31m ?"
 
 
 def test_qdrant_unreachable(client):

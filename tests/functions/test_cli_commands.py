@@ -106,7 +106,8 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
         assert r.json()["citations"][0]["url"].endswith("#gyroscope-drift")
         r = httpx.post(base + "/selection", json={"question": "what?", "selected_text": "text"},
                        headers={"Origin": "https://evil.example"}, timeout=10)
-        assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+        assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
+        assert r.json()["error"]["code"] == "origin_not_allowed"  # another site: no work
     finally:
         proc.terminate()
         proc.wait(timeout=10)
