@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # Creates .venv and installs textbook-chat into it (idempotent). Usage: scripts/setup.sh [extras]
+# A re-run skips pip when .venv was set up from this very pyproject.toml and setup.sh (stamp
+# files in .venv); any edit to either, or a missing entry point, installs again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-}"
 PY="${PYTHON:-python3}"
+key="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-32)"
+current() {  # any of the given stamp files holds this key
+  local f
+  for f in "$@"; do
+    if [ -f "$f" ] && [ "$(cat "$f")" = "$key" ]; then return 0; fi
+  done
+  return 1
+}
+if [ -x .venv/bin/textbook-chat ]; then
+  if [ -z "$extras" ]; then stamps=(.venv/.textbook-chat-setup-*); else stamps=(".venv/.textbook-chat-setup-$extras"); fi
+  if current "${stamps[@]}"; then
+    echo "scripts/setup.sh: .venv is up to date (${extras:-base}); nothing to install." >&2
+    exit 0
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
@@ -15,3 +32,4 @@ if [ -n "$extras" ]; then
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
+echo "$key" > ".venv/.textbook-chat-setup-${extras:-base}"
