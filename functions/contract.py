@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"
-KEYWORD_INDEXES = ("module", "doc_path", "content_type", "tags")
+KEYWORD_INDEXES = ("module", "doc_path", "content_type", "tags", "version", "locale", "page_url")
 # Keys stored in the collection's metadata so a query with another model is refused.
 META_MODEL = "embedding_model"
 META_DIMENSION = "embedding_dimension"
@@ -16,9 +16,12 @@ META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re
 SCHEMA_VERSION = 1
 
 
-def chunk_id(doc_path: str, chunk_index: int) -> str:
-    """Stable 16-hex id of a chunk: sha256(doc_path::chunk_index)[:16]."""
-    return hashlib.sha256(f"{doc_path}::{chunk_index}".encode()).hexdigest()[:16]
+def chunk_id(doc_path: str, chunk_index: int, edition: str = "") -> str:
+    """Stable 16-hex id of a chunk: sha256(doc_path::chunk_index)[:16]; a doc of another
+    version or locale ("1.0@en", "current@ur") hashes "edition|doc_path::chunk_index", so the
+    same section in two editions is two points and an unversioned book keeps its ids."""
+    key = f"{edition}|{doc_path}" if edition else doc_path
+    return hashlib.sha256(f"{key}::{chunk_index}".encode()).hexdigest()[:16]
 
 
 def point_id(chunk_hex: str) -> int:
@@ -54,6 +57,12 @@ class Chunk:
     content_type: str
     tags: list[str] = field(default_factory=list)
     embedding_model: str = ""
+    # The docs version ("current", "1.0") and locale the page belongs to ("" when indexed
+    # without a build manifest); untranslated: a page of another locale that Docusaurus
+    # serves with the default locale's text.
+    version: str = ""
+    locale: str = ""
+    untranslated: bool = False
     # Hash of the source file and every setting that shaped this chunk: an unchanged file is
     # not even re-parsed on the next sync.
     source_hash: str = ""

@@ -31,8 +31,8 @@ _RETRYABLE = {"ThrottlingException", "ProvisionedThroughputExceededException",
 class DynamoError(StoreUnavailableError):
     """DynamoDB refused or could not be reached; `code` is its error type (e.g. ResourceNotFound)."""
 
-    def __init__(self, message: str, code: str = ""):
-        super().__init__(message)
+    def __init__(self, message: str, code: str = "", *, detail: str | None = None):
+        super().__init__(message, detail=detail)
         self.code = code
 
 
@@ -158,8 +158,9 @@ class DynamoClient:
                 r = self.http.post(self.endpoint + "/", content=body, headers=signed)
             except httpx.HTTPError as exc:
                 if last:
-                    raise DynamoError(f"DynamoDB cannot be reached at {self.endpoint}: {exc}",
-                                      "Unreachable") from None
+                    raise DynamoError("DynamoDB cannot be reached; check AWS_REGION and "
+                                      "AWS_ENDPOINT_URL_DYNAMODB.", "Unreachable",
+                                      detail=f"{self.endpoint}: {exc}") from None
             else:
                 if r.status_code == 200:
                     return r.json()
@@ -189,8 +190,8 @@ def _error(code: str, message: str, table: str, region: str) -> DynamoError:
     if code in ("AccessDeniedException", "UnrecognizedClientException",
                 "InvalidSignatureException", "ExpiredTokenException"):
         return DynamoError(f"DynamoDB refused the credentials ({code}): check the function's "
-                           f"IAM role allows this table {table!r}. {message}", code)
-    return DynamoError(f"DynamoDB failed ({code}): {message}", code)
+                           f"IAM role allows this table {table!r}.", code, detail=message)
+    return DynamoError(f"DynamoDB failed ({code}).", code, detail=message)
 
 
 _shared_lock = threading.Lock()

@@ -23,8 +23,9 @@ PREFETCH = 40
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 
 
-def _filter(filters: dict[str, str] | None) -> dict | None:
-    conditions = [{"key": k, "match": {"value": v}} for k, v in (filters or {}).items() if v]
+def _filter(filters: dict[str, str | list[str]] | None) -> dict | None:
+    conditions = [{"key": k, "match": {"any": list(v)} if isinstance(v, list) else {"value": v}}
+                  for k, v in (filters or {}).items() if v]
     return {"must": conditions} if conditions else None
 
 
@@ -73,10 +74,10 @@ class QdrantHttp:
                 response = self.client.request(method, self.url + path, json=body)
             except httpx.HTTPError as exc:
                 if last:
-                    raise StoreUnavailableError(
-                        f"Qdrant cannot be reached at {self.url} ({type(exc).__name__}); "
-                        "check QDRANT_URL and that the cluster is running."
-                    ) from None
+                    raise StoreUnavailableError(  # the URL may carry credentials: log only
+                        f"Qdrant cannot be reached ({type(exc).__name__}); "
+                        "check QDRANT_URL and that the cluster is running.",
+                        detail=f"{self.url}: {exc}") from None
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
@@ -132,7 +133,7 @@ class QdrantHttp:
             detail = response.json().get("status", {}).get("error") or response.text[:200]
         except ValueError:
             detail = response.text[:200]
-        raise StoreUnavailableError(f"Qdrant failed ({response.status_code}): {detail}")
+        raise StoreUnavailableError(f"Qdrant failed (HTTP {response.status_code}).", detail=detail)
 
     def close(self) -> None:
         self.client.close()

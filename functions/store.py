@@ -32,9 +32,11 @@ def open_client(settings: Settings):
     if settings.qdrant_url:
         return QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
     path = Path(settings.qdrant_path)
-    path.mkdir(parents=True, exist_ok=True)
     try:
+        path.mkdir(parents=True, exist_ok=True)
         return QdrantClient(path=str(path))
+    except OSError as exc:  # read-only, a file in the way, no such drive: a setup error
+        raise unusable_path(path, exc) from None
     except RuntimeError:  # local mode allows one process per folder
         raise StoreUnavailableError(
             f"The local index at {path} is in use by another textbook-chat process, e.g. "
@@ -44,14 +46,29 @@ def open_client(settings: Settings):
         ) from None
 
 
-def _filter(filters: dict[str, str] | None):
+def unusable_path(path: Path, exc: OSError) -> StoreUnavailableError:
+    """QDRANT_PATH cannot hold the local index: say why and what to do (the CLI exits 2)."""
+    if isinstance(exc, NotADirectoryError | FileExistsError):
+        why = "a file is in the way where the folder should be"
+    elif isinstance(exc, PermissionError) or exc.errno == 30:  # 30: read-only file system
+        why = "the folder is read-only for this user"
+    else:
+        why = exc.strerror or type(exc).__name__
+    return StoreUnavailableError(
+        f"QDRANT_PATH={path} cannot hold the local index: {why}. Set QDRANT_PATH to a folder "
+        "this user can write (the default is .textbook-chat/qdrant), or fix its permissions.",
+        detail=str(exc))
+
+
+def _filter(filters: dict[str, str | list[str]] | None):
     from qdrant_client import models
 
     if not filters:
         return None
     return models.Filter(
         must=[
-            models.FieldCondition(key=k, match=models.MatchValue(value=v))
+            models.FieldCondition(key=k, match=models.MatchAny(any=list(v)) if isinstance(v, list)
+                                  else models.MatchValue(value=v))
             for k, v in filters.items()
             if v
         ]
@@ -87,7 +104,9 @@ class QdrantStore:
         except StoreUnavailableError:
             raise
         except Exception as exc:  # network errors, auth errors
-            raise StoreUnavailableError(f"Qdrant cannot be reached: {exc}") from None
+            raise StoreUnavailableError(
+                "Qdrant cannot be reached: check QDRANT_URL, QDRANT_API_KEY and that the "
+                "cluster is running.", detail=str(exc)) from None
         return dict(info.config.metadata or {})
 
     def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:
@@ -257,7 +276,7 @@ class QdrantStore:
                     **common,
                 )
         except Exception as exc:
-            raise StoreUnavailableError(f"Qdrant search failed: {exc}") from None
+            raise StoreUnavailableError("Qdrant search failed.", detail=str(exc)) from None
         hits = []
         for p in res.points:
             vec = p.vector or {}

@@ -1,7 +1,11 @@
-"""Check chunk URLs against a real Docusaurus build: every page exists, every anchor is an id."""
+"""Check chunks against a real Docusaurus build: every page exists, every anchor is an id, and
+every chunk's text is on the page it cites (so a version's text under another version's URL,
+or an edited paragraph under an unchanged heading, is caught)."""
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,15 +24,71 @@ class Miss:
         return f"{self.doc_path}: {self.url} — {self.reason}"
 
 
-class _Ids(HTMLParser):
+class _Page(HTMLParser):
+    """The ids and the visible text of a built page."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
+        self.text: list[str] = []
+        self._skip = 0
 
     def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
         for name, value in attrs:
             if name == "id" and value is not None:
                 self.ids.add(value)
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self._skip:
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+@dataclass(frozen=True)
+class BuiltPage:
+    ids: set[str]
+    words: str  # " w1 w2 … " : the page's words, lowercased, between single spaces
+
+
+# Markdown that is not shown as text, or shown differently: a break between checked runs.
+_NOT_TEXT = re.compile(
+    r"\]\([^)]*\)"  # link and image targets
+    r"|<[^>\n]*>"  # HTML / JSX tags, autolinks
+    r"|\{[^}\n]*\}"  # {#heading-id}, MDX expressions
+    r"|\[\^[^\]]*\]"  # footnote references
+    r"|^[ \t>]*(?:\d+[.)]|[-*+])[ \t]+"  # list markers (ordered numbers are drawn by CSS)
+    r"|^[ \t]*(?:```|~~~|:::).*$"  # fence lines
+    r"|\$[^$\n]*\$",  # inline math (KaTeX renders other characters)
+    re.M,
+)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+MIN_RUN_WORDS = 4  # shorter runs of words are too common to prove anything
+
+
+def words(text: str) -> list[str]:
+    return [w for w in (t.strip("_") for t in re.findall(r"\w+", text.lower())) if w]
+
+
+def text_runs(markdown: str) -> list[list[str]]:
+    """The runs of words a reader sees, in order, from a chunk's Markdown."""
+    # Blocks are separate runs: the page may put text between them (an admonition's title).
+    parts = (part for block in _BLANK_LINE.split(html.unescape(markdown))
+             for part in _NOT_TEXT.split(block))
+    runs = [words(part) for part in parts]
+    return [run for run in runs if len(run) >= MIN_RUN_WORDS]
+
+
+def missing_text(content: str, page: BuiltPage) -> str | None:
+    """The first run of the chunk's words that the page does not show, or None."""
+    for run in text_runs(content):
+        if f" {' '.join(run)} " not in page.words:
+            return " ".join(run)
+    return None
 
 
 def page_file(build_dir: Path, base_url: str, page_url: str) -> Path | None:
@@ -45,28 +105,47 @@ def page_file(build_dir: Path, base_url: str, page_url: str) -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
-def html_ids(path: Path) -> set[str]:
-    parser = _Ids()
+def read_page(path: Path) -> BuiltPage:
+    parser = _Page()
     parser.feed(path.read_text(encoding="utf-8", errors="replace"))
-    return parser.ids
+    return BuiltPage(parser.ids, f" {' '.join(words(' '.join(parser.text)))} ")
 
 
-def check_chunks(chunks: list[Chunk], build_dir: Path, base_url: str) -> tuple[list[Miss], int]:
-    """All misses, and how many distinct anchors were checked."""
+def html_ids(path: Path) -> set[str]:
+    return read_page(path).ids
+
+
+@dataclass
+class CheckResult:
+    misses: list[Miss]
+    anchors: int  # distinct anchors checked
+    texts: int  # chunks whose text was checked
+    pages: int
+
+
+def check_chunks(chunks: list[Chunk], build_dir: Path, base_url: str) -> CheckResult:
+    """Every miss, and how much was checked: pages, anchors and chunk texts."""
     misses: list[Miss] = []
-    cache: dict[str, set[str] | None] = {}
+    cache: dict[str, BuiltPage | None] = {}
     checked: set[str] = set()
+    texts = 0
     for chunk in chunks:
         if chunk.page_url not in cache:
             f = page_file(build_dir, base_url, chunk.page_url)
-            cache[chunk.page_url] = html_ids(f) if f else None
-        ids = cache[chunk.page_url]
-        if ids is None:
+            cache[chunk.page_url] = read_page(f) if f else None
+        page = cache[chunk.page_url]
+        if page is None:
             if chunk.page_url not in {m.url for m in misses}:
                 misses.append(Miss(chunk.doc_path, chunk.page_url, "page not found in the build"))
             continue
         if chunk.anchor and chunk.url not in checked:
             checked.add(chunk.url)
-            if chunk.anchor not in ids:
+            if chunk.anchor not in page.ids:
                 misses.append(Miss(chunk.doc_path, chunk.url, f"no element with id {chunk.anchor!r} on the page"))
-    return misses, len(checked)
+        texts += 1
+        absent = missing_text(chunk.content, page)
+        if absent is not None:
+            shown = absent if len(absent) <= 80 else absent[:77] + "…"
+            misses.append(Miss(chunk.doc_path, chunk.url, f"the page does not show this text of the "
+                               f"chunk: {shown!r} (is it another version's or locale's text?)"))
+    return CheckResult(misses, len(checked), texts, sum(1 for p in cache.values() if p))

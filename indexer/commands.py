@@ -51,9 +51,31 @@ def resolve_site(args, say=None) -> tuple[SiteSettings, dict | None]:
             routes = load_manifest(Path(args.manifest), args.docs_dir)
         except ParseProblem as exc:
             raise ConfigError(str(exc)) from None
+        if not args.base_url:  # the build's own baseUrl, which `check` strips off page URLs
+            site.base_url = manifest_base_url(Path(args.manifest), site.base_url)
+    elif site_dir is not None and _has_editions(site_dir):
+        print(f"warning: {site_dir} has versions or translations, but without --manifest only "
+              f"{args.docs_dir} is indexed. Pass --manifest .textbook-chat/manifest.json (the "
+              "site plugin writes it at build time) to index every version and locale.",
+              file=sys.stderr)
     if say:
         say(describe_site(site, source, flags, args.manifest))
     return site, routes
+
+
+def _has_editions(site_dir: Path) -> bool:
+    i18n = site_dir / "i18n"
+    return (site_dir / "versions.json").is_file() or (
+        i18n.is_dir() and any(i18n.glob("*/docusaurus-plugin-content-docs*")))
+
+
+def manifest_base_url(path: Path, default: str) -> str:
+    """The baseUrl the site was built with, from its build manifest."""
+    try:
+        base = json.loads(path.read_text(encoding="utf-8")).get("baseUrl")
+    except (OSError, ValueError, AttributeError):
+        return default
+    return base if isinstance(base, str) and base.startswith("/") else default
 
 
 def describe_site(site: SiteSettings, source: str, flags: list[str], manifest=None) -> str:
@@ -127,6 +149,9 @@ def cmd_index(args) -> int:
 
     if args.dry_run or args.export:
         site, built = build(args)
+        from indexer.sync import require_docs
+
+        require_docs(built, args.docs_dir, with_manifest=bool(args.manifest))
     if args.export:
         export_jsonl(built.chunks, args.export)
     if args.dry_run:
@@ -176,17 +201,25 @@ def cmd_check(args) -> int:
     if not args.build_dir.is_dir():
         raise ConfigError(f"--build-dir {args.build_dir} is not a folder: run `npm run build` first.")
     site, built = build(args, "Checking")
-    misses, checked = check_chunks(built.chunks, args.build_dir, site.base_url)
+    result = check_chunks(built.chunks, args.build_dir, site.base_url)
     for problem in built.failed:
         print(f"could not read {problem}", file=sys.stderr)
-    for miss in misses:
+    for miss in result.misses:
         print(f"MISSING {miss}")
+    editions = sorted({(c.version, c.locale) for c in built.chunks if c.version or c.locale})
+    across = f" in {len(editions)} versions/locales" if len(editions) > 1 else ""
     print(
-        f"{checked} anchors on {len({c.page_url for c in built.chunks})} pages checked: "
-        f"{len(misses)} missing.",
+        f"{result.anchors} anchors and {result.texts} chunk texts on {result.pages} pages"
+        f"{across} checked: {len(result.misses)} missing.",
         file=sys.stderr,
     )
-    return 1 if misses or built.failed else 0
+    if not result.texts:
+        print(f"textbook-chat: nothing was checked: {args.docs_dir} gave no chunks"
+              f"{' that the manifest lists' if args.manifest else ''}. Give the docs folder "
+              "(e.g. website/docs) and, for a versioned or translated site, --manifest.",
+              file=sys.stderr)
+        return 1
+    return 1 if result.misses or built.failed else 0
 
 
 DEMO_QUESTIONS = (

@@ -1,8 +1,13 @@
-"""Which files under a docs folder are docs: .md/.mdx, minus partials, hidden and vendored folders."""
+"""Which files are docs: .md/.mdx under a docs folder (minus partials, hidden and vendored
+folders), or every version and locale a build manifest lists."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from indexer.routes import ManifestDoc
 
 DOC_SUFFIXES = (".md", ".mdx")
 _SKIP_DIRS = {"node_modules", "build", ".docusaurus"}
@@ -25,3 +30,39 @@ def discover(docs_dir: Path) -> list[str]:
                 continue
             found.append(rel.as_posix())
     return sorted(found)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One doc to index: which file, the docs folder of its version and locale, its route."""
+
+    key: str  # names the doc in messages; unique in one run
+    path: Path
+    root: Path  # the docs folder doc_path is relative to (its partials resolve there)
+    doc_path: str
+    route: ManifestDoc | None = None
+
+
+def sources(docs_dir: Path, routes: Mapping[str, ManifestDoc] | None) -> tuple[list[SourceFile], list[str]]:
+    """Every doc to index, and the files of the docs folder that no page was built from.
+
+    Without a build manifest: the files of docs_dir. With one: every doc of every version and
+    locale it lists (the current version's in the docs folder's order first)."""
+    if routes is None:
+        return [SourceFile(rel, docs_dir / rel, docs_dir, rel) for rel in discover(docs_dir)], []
+    listed, skipped = [], []
+    for rel in discover(docs_dir):
+        route = routes.get(rel)
+        if route is None:
+            skipped.append(rel)  # not in the manifest: Docusaurus built no page (draft, excluded)
+        else:
+            listed.append(rel)
+    order = {rel: i for i, rel in enumerate(listed)}
+    keys = sorted(routes, key=lambda k: (k not in order, order.get(k, 0)))
+    found = []
+    for key in keys:
+        route = routes[key]
+        path = route.file or docs_dir / route.doc_path
+        root = route.content_dir or docs_dir
+        found.append(SourceFile(key, path, root, route.doc_path or key, route))
+    return found, skipped

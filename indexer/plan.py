@@ -8,6 +8,17 @@ from dataclasses import dataclass, field
 from functions.contract import Chunk
 
 
+def doc_key(doc_path: str, version: str = "", locale: str = "") -> str:
+    """Which doc a point belongs to: its doc path, qualified by version and locale when the
+    book was indexed from a build manifest (the same file exists in every version)."""
+    return f"{locale}:{version}:{doc_path}" if version or locale else doc_path
+
+
+def payload_doc_key(payload: Mapping) -> str:
+    return doc_key(str(payload.get("doc_path") or ""), str(payload.get("version") or ""),
+                   str(payload.get("locale") or ""))
+
+
 @dataclass
 class SyncPlan:
     unchanged: list[Chunk] = field(default_factory=list)
@@ -26,7 +37,7 @@ def plan_sync(
 ) -> SyncPlan:
     """wanted: every chunk of the docs rebuilt this run; stored: point id -> at least
     doc_path and content_hash of every stored point; full: point id -> complete payload, for
-    the points of rebuilt docs (default: stored); keep_docs: doc paths whose stored points must
+    the points of rebuilt docs (default: stored); keep_docs: doc keys (doc_key) whose stored points must
     survive untouched (failed to parse this run, or unchanged and not re-parsed)."""
     full = stored if full is None else full
     keep = set(keep_docs)
@@ -55,6 +66,6 @@ def plan_sync(
     plan.delete = sorted(
         pid
         for pid, payload in stored.items()
-        if pid not in wanted_ids and payload.get("doc_path") not in keep
+        if pid not in wanted_ids and payload_doc_key(payload) not in keep
     )
     return plan

@@ -76,6 +76,9 @@ def apply_trailing_slash(path: str, site: SiteSettings) -> str:
     return path.rstrip("/") or "/"
 
 
+CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
+
+
 @dataclass(frozen=True)
 class ManifestDoc:
     doc_id: str
@@ -83,45 +86,155 @@ class ManifestDoc:
     url: str
     title: str
     front_matter: dict
+    version: str = ""  # docs version name ("current", "1.0"); "" when not from a manifest
+    locale: str = ""
+    doc_path: str = ""  # path inside its version's docs folder: the same in every version
+    file: Path | None = None  # the source on disk (None when the docs folder is not known)
+    content_dir: Path | None = None  # the folder doc_path is relative to (partials live there)
+    default: bool = True  # current version, default locale: keeps the ids of an unversioned book
+    untranslated: bool = False  # another locale's page served with the default locale's text
+
+    @property
+    def edition(self) -> str:
+        """"" for the default edition, else "version@locale" (part of non-default point ids)."""
+        return "" if self.default else f"{self.version}@{self.locale}"
+
+
+# i18n/<locale>/docusaurus-plugin-content-docs[-<id>]/<current|version-X>/<doc path>
+_I18N_SOURCE = re.compile(r"^(i18n/[^/]+/[^/]+/(?:current|version-[^/]+))/(.+)$")
+# [<id>_]versioned_docs/version-X/<doc path>
+_VERSIONED_SOURCE = re.compile(r"^((?:[^/]+_)?versioned_docs/version-[^/]+)/(.+)$")
 
 
 def load_manifest(path: Path, docs_dir: Path | str = "docs") -> dict[str, ManifestDoc]:
-    """Read the site plugin's build manifest; keys are sources relative to the docs dir.
+    """Read the site plugin's build manifest, and the manifests of the site's other locales
+    beside it (`manifest.<locale>.json`); every version and locale of every doc.
 
+    Keys: the doc path (relative to the docs dir) for the current version in the default
+    locale, as in an unversioned book; `<locale>:<site-relative source>` for the others.
     docs_dir is the docs folder on disk (its files tell where "@site/<docs path>/" ends) or
     the docs path relative to the site ("docs").
     """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        trailing = data.get("trailingSlash")
-        site = SiteSettings(
-            base_url=data.get("baseUrl") or "/",
-            route_base_path=data.get("routeBasePath", "docs"),
-            trailing_slash=trailing if isinstance(trailing, bool) else None,
-        )
-        docs = {}
-        for doc in data["docs"]:
-            permalink = doc["permalink"]
-            docs[_relative_source(doc["source"], docs_dir)] = ManifestDoc(
-                doc["id"], permalink, apply_trailing_slash(permalink, site),
-                doc.get("title", ""), doc.get("frontMatter") or {})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ParseProblem(str(path), None, f"cannot read the build manifest ({err}); rebuild the "
-                           "site with the textbook-chat plugin or drop --manifest") from None
+    docs: dict[str, ManifestDoc] = {}
+    given = _read_manifest(Path(path))
+    default_locale = given.get("defaultLocale") or given.get("locale") or ""
+    site_root = _site_root(given, docs_dir)
+    for data, where in _locale_group(Path(path), given, default_locale):
+        try:
+            for doc in _entries(data, docs_dir, site_root, default_locale):
+                key = doc.doc_path if doc.default else f"{doc.locale}:{_site_relative(doc, site_root)}"
+                docs[key] = doc
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            raise _unreadable(where, err) from None
     return docs
 
 
-def _relative_source(source: str, docs_dir: Path | str) -> str:
-    """'@site/docs/02-basics/01-setup.md' -> '02-basics/01-setup.md'."""
-    rest = source.removeprefix("@site/")
-    if isinstance(docs_dir, Path):
-        parts = rest.split("/")
+def _unreadable(path: Path, err) -> ParseProblem:
+    return ParseProblem(str(path), None, f"cannot read the build manifest ({err}); rebuild the "
+                        "site with the textbook-chat plugin or drop --manifest")
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data["docs"], list):
+            raise ValueError("no `docs` list")
+        return data
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise _unreadable(path, err) from None
+
+
+def locale_manifest(path: Path, locale: str) -> Path:
+    """manifest.json -> manifest.<locale>.json (the plugin's name for another locale's build)."""
+    return path.with_name(f"{path.stem}.{locale}{path.suffix or '.json'}")
+
+
+def _locale_group(path: Path, given: dict, default_locale: str) -> list[tuple[dict, Path]]:
+    """The manifests of every locale of one build (the default locale's first), from any one
+    of them: manifest.json and the manifest.<locale>.json files beside it."""
+    own = given.get("locale") or default_locale
+    main = path
+    if own != default_locale and path.stem.endswith(f".{own}"):
+        main = path.with_name(path.stem[: -len(own) - 1] + path.suffix)
+    group: list[tuple[dict, Path]] = []
+    locales = [default_locale, *(loc for loc in given.get("locales") or [] if loc != default_locale)]
+    for locale in dict.fromkeys([*locales, own]):
+        other = main if locale == default_locale else locale_manifest(main, locale)
+        if locale == own:
+            group.append((given, path))
+        elif isinstance(locale, str) and other.is_file():
+            group.append((_read_manifest(other), other))
+    return group
+
+
+def _site_root(data: dict, docs_dir: Path | str) -> Path | None:
+    """The folder "@site/" stands for, found from the docs folder on disk."""
+    if not isinstance(docs_dir, Path):
+        return None
+    for doc in data.get("docs") or []:
+        parts = str(doc.get("source", "")).removeprefix("@site/").split("/")
         for i in range(1, len(parts)):
             if (docs_dir / "/".join(parts[i:])).is_file():
-                return "/".join(parts[i:])
-        docs_dir = docs_dir.name
-    prefix = str(docs_dir).strip("/").removeprefix("./") + "/"
-    return rest[len(prefix):] if rest.startswith(prefix) else rest.split("/", 1)[-1]
+                root = docs_dir
+                for _ in range(i):
+                    root = root.parent
+                return root
+    return docs_dir.parent
+
+
+def _entries(data: dict, docs_dir: Path | str, site_root: Path | None, default_locale: str):
+    trailing = data.get("trailingSlash")
+    site = SiteSettings(
+        base_url=data.get("baseUrl") or "/",
+        route_base_path=data.get("routeBasePath", "docs"),
+        trailing_slash=trailing if isinstance(trailing, bool) else None,
+    )
+    locale = data.get("locale") or default_locale
+    docs_prefix = _docs_prefix(docs_dir, site_root)
+    for doc in data["docs"]:
+        permalink = doc["permalink"]
+        rest = str(doc["source"]).removeprefix("@site/")
+        content, doc_path = _split_source(rest, docs_prefix)
+        version = str(doc.get("version") or CURRENT_VERSION)
+        yield ManifestDoc(
+            doc["id"], permalink, apply_trailing_slash(permalink, site), doc.get("title", ""),
+            doc.get("frontMatter") or {}, version=version, locale=locale, doc_path=doc_path,
+            file=site_root / rest if site_root else None,
+            content_dir=site_root / content if site_root else None,
+            default=version == CURRENT_VERSION and locale == default_locale,
+            untranslated=locale != default_locale and not rest.startswith("i18n/"),
+        )
+
+
+def _docs_prefix(docs_dir: Path | str, site_root: Path | None) -> str:
+    if isinstance(docs_dir, Path):
+        if site_root is not None:
+            try:
+                return docs_dir.resolve().relative_to(site_root.resolve()).as_posix()
+            except ValueError:
+                pass
+        return docs_dir.name
+    return str(docs_dir).strip("/").removeprefix("./")
+
+
+def _split_source(rest: str, docs_prefix: str) -> tuple[str, str]:
+    """'versioned_docs/version-1.0/02-basics/01-setup.md' -> ('versioned_docs/version-1.0',
+    '02-basics/01-setup.md'); the same for i18n/ translations and the docs folder itself."""
+    for pattern in (_I18N_SOURCE, _VERSIONED_SOURCE):
+        match = pattern.match(rest)
+        if match:
+            return match.group(1), match.group(2)
+    prefix = docs_prefix.strip("/") + "/"
+    if rest.startswith(prefix):
+        return prefix.rstrip("/"), rest[len(prefix):]
+    head, _, tail = rest.partition("/")
+    return head, tail or rest
+
+
+def _site_relative(doc: ManifestDoc, site_root: Path | None) -> str:
+    if doc.file is not None and site_root is not None:
+        return doc.file.relative_to(site_root).as_posix()
+    return f"{doc.version}/{doc.doc_path}"
 
 
 def find_collisions(routes: Iterable[tuple[str, str]]) -> list[ParseProblem]:

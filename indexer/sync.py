@@ -8,18 +8,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions.contract import Chunk
+from functions.contract import Chunk, chunk_id
 from functions.embeddings import Embedder
 from functions.sparse import encode_document
-from indexer.discover import discover
+from indexer.discover import sources
 from indexer.model import ParseProblem, SiteSettings
-from indexer.plan import SyncPlan, plan_sync
+from indexer.plan import SyncPlan, doc_key, payload_doc_key, plan_sync
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
 PIPELINE_VERSION = "1"
-_LIGHT_FIELDS = ("doc_path", "content_hash", "source_hash")
+_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash")
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Problem:
     source: str
     line: int | None
     reason: str
+    key: str = ""  # plan.doc_key of the doc, when it differs from source
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.reason}" if self.line else f"{self.source}: {self.reason}"
@@ -40,12 +41,12 @@ class BuildResult:
     files: int = 0
     failed: list[Problem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # drafts
-    unchanged_docs: list[str] = field(default_factory=list)  # same source hash: not re-parsed
+    unchanged_docs: list[str] = field(default_factory=list)  # doc keys with the same source hash
     warnings: list[Problem] = field(default_factory=list)  # indexed, but the author should look
 
     @property
     def failed_docs(self) -> list[str]:
-        return [p.source for p in self.failed]
+        return [p.key or p.source for p in self.failed]
 
 
 @dataclass
@@ -72,63 +73,75 @@ def build_chunks(
     progress: Callable[[str], None] | None = None,
     known: Mapping[str, str] | None = None,
 ) -> BuildResult:
-    """Parse and chunk every doc; one broken doc is recorded and the rest go on.
-    known: doc path -> source hash already indexed; such files are not parsed again."""
+    """Parse and chunk every doc (of every version and locale the manifest routes list);
+    one broken doc is recorded and the rest go on.
+    known: doc key -> source hash already indexed; such files are not parsed again."""
     from indexer.chunker import chunk_document
     from indexer.markdown import parse_document
 
     result = BuildResult()
     seen_urls: dict[str, str] = {}
-    fingerprint = settings_fingerprint(docs_dir, site, chunk_options)
-    for rel in discover(docs_dir):
+    fingerprints: dict[Path, str] = {}  # per docs folder: its partials shape its docs
+    found, result.skipped = sources(docs_dir, routes)
+    result.files = len(found) + len(result.skipped)
+    for src in found:
+        rel, route = src.key, src.route
+        key = doc_key(src.doc_path, route.version if route else "", route.locale if route else "")
+
+        def problem(line, reason, rel=rel, key=key):
+            result.failed.append(Problem(rel, line, reason, key))
+
         if progress:
             progress(rel)
-        result.files += 1
-        route = None
-        if routes is not None:
-            route = routes.get(rel)
-            if route is None:
-                # Not in the build manifest: Docusaurus built no page for it (draft, excluded).
-                result.skipped.append(rel)
-                continue
         try:
-            source_hash = file_hash(docs_dir / rel, fingerprint, route)
+            if src.root not in fingerprints:
+                fingerprints[src.root] = settings_fingerprint(src.root, site, chunk_options)
+            source_hash = file_hash(src.path, fingerprints[src.root], route)
         except OSError as exc:
-            result.failed.append(Problem(rel, None, f"could not be read ({exc.strerror})"))
+            problem(None, f"could not be read ({exc.strerror})")
             continue
-        if known and known.get(rel) == source_hash:
-            result.unchanged_docs.append(rel)
+        if known and known.get(key) == source_hash:
+            result.unchanged_docs.append(key)
             continue
         try:
-            doc = parse_document(docs_dir / rel, docs_dir, site, route=route)
+            doc = parse_document(src.path, src.root, site, route=route)
         except ParseProblem as exc:
-            result.failed.append(Problem(exc.source or rel, exc.line, exc.reason))
+            where = rel if exc.source in ("", src.doc_path) else exc.source
+            result.failed.append(Problem(where, exc.line, exc.reason, key))
             continue
         except Exception as exc:  # a parser bug must not stop the other documents
-            result.failed.append(Problem(rel, None, f"could not be read ({type(exc).__name__}: {exc})"))
+            problem(None, f"could not be read ({type(exc).__name__}: {exc})")
             continue
         if doc is None:  # draft
             result.skipped.append(rel)
             continue
         if doc.url in seen_urls:
-            result.failed.append(
-                Problem(
-                    rel,
-                    None,
-                    f"its page URL {doc.url} is also the URL of {seen_urls[doc.url]}; "
-                    "Docusaurus would serve only one of them. Give one of them another "
-                    "`slug:` (or `id:`) in its front matter.",
-                )
+            problem(
+                None,
+                f"its page URL {doc.url} is also the URL of {seen_urls[doc.url]}; "
+                "Docusaurus would serve only one of them. Give one of them another "
+                "`slug:` (or `id:`) in its front matter.",
             )
             continue
         seen_urls[doc.url] = rel
         try:
             chunks = chunk_document(doc, chunk_options)
-            result.chunks.extend(replace(c, source_hash=source_hash) for c in chunks)
+            result.chunks.extend(_in_edition(c, route, source_hash) for c in chunks)
             result.warnings.extend(doc_warnings(doc, chunks))
         except Exception as exc:
-            result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: {exc})"))
+            problem(None, f"could not be chunked ({type(exc).__name__}: {exc})")
     return result
+
+
+def _in_edition(chunk: Chunk, route, source_hash: str) -> Chunk:
+    """The chunk as a point of its version and locale (ids of the default edition unchanged)."""
+    if route is None or not route.version:
+        return replace(chunk, source_hash=source_hash)
+    return replace(
+        chunk, source_hash=source_hash, version=route.version, locale=route.locale,
+        untranslated=route.untranslated,
+        chunk_id=chunk_id(chunk.doc_path, chunk.chunk_index, route.edition),
+    )
 
 
 def doc_warnings(doc, chunks) -> list[Problem]:
@@ -186,10 +199,27 @@ def sync_docs(
     stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     hashes: dict[str, set[str]] = {}
     for payload in stored.values():
-        hashes.setdefault(payload.get("doc_path"), set()).add(payload.get("source_hash", ""))
+        hashes.setdefault(payload_doc_key(payload), set()).add(payload.get("source_hash", ""))
     known = {doc: next(iter(hs)) for doc, hs in hashes.items() if len(hs) == 1}
     built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known)
+    require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
     return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
+
+
+def require_docs(built: BuildResult, docs_dir: Path, with_manifest: bool) -> None:
+    """Indexing nothing is a mistake (a wrong folder), not a success that empties the index."""
+    if built.chunks or built.unchanged_docs or built.failed:
+        return
+    from functions.errors import ConfigError
+
+    if with_manifest:
+        raise ConfigError(
+            "nothing to index: none of the docs the build manifest lists was found "
+            f"from {docs_dir}. Give the docs folder the manifest's site was built from "
+            "(e.g. website/docs), or rebuild the site so the manifest is current.")
+    raise ConfigError(
+        f"nothing to index: {docs_dir} holds no Markdown docs with text ({built.files} files "
+        f"read, {len(built.skipped)} drafts). Give the Docusaurus docs folder, e.g. website/docs.")
 
 
 def export_jsonl(chunks: list[Chunk], path: Path) -> None:
@@ -216,7 +246,8 @@ def sync_chunks(
     full = dict(store.scroll_payloads(_PAYLOAD_FIELDS, doc_paths=rebuilt)) if rebuilt else {}
     keep = set(built.failed_docs) | set(built.unchanged_docs)
     plan = plan_sync(wanted, stored, full, keep_docs=keep)
-    kept = sum(1 for p in stored.values() if p.get("doc_path") in set(built.unchanged_docs))
+    unchanged = set(built.unchanged_docs)
+    kept = sum(1 for p in stored.values() if payload_doc_key(p) in unchanged)
     vectors = _vectors_for(plan, store, embedder, progress)
     items = [
         (c.point_id, c.payload(), vectors[c.content_hash], encode_document(c.embed_text))

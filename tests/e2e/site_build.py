@@ -1,11 +1,14 @@
-"""Build the sample textbook with the packed site plugin: a real `npm pack` → `npm ci` → `docusaurus build`."""
+"""Build the sample textbook with the packed site plugin: a real `npm pack` → `npm ci` → `docusaurus build`;
+and a versioned, two-locale site derived from it."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -74,7 +77,8 @@ def build_sample_site(api_url: str) -> BuiltSite:
     site.mkdir(parents=True, exist_ok=True)
     # Fresh copy of the sample every time; node_modules survives.
     for child in site.iterdir():
-        if child.name not in ("node_modules", ".stamps", "build", ".textbook-chat", ".docusaurus"):
+        if child.name not in ("node_modules", ".stamps", "build", ".textbook-chat", ".docusaurus",
+                              VERSIONED_DIR):
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     for path in _files(SAMPLE):
         dest = site / path.relative_to(SAMPLE)
@@ -98,12 +102,8 @@ def build_sample_site(api_url: str) -> BuiltSite:
     plugin = tree_hash(PLUGIN / "src", extra=(PLUGIN / "package.json").read_text())
     if not _stamp_ok(stamps / "plugin", plugin):
         started = time.monotonic()
-        pack_dir = site / ".pack"
-        shutil.rmtree(pack_dir, ignore_errors=True)
-        pack_dir.mkdir()
-        _run(["npm", "pack", "--pack-destination", str(pack_dir)], PLUGIN)
-        (tarball,) = pack_dir.glob("*.tgz")
-        _run(["npm", "install", "--no-save", *npm_flags, str(tarball)], site)
+        # The README's install line: npm packs the folder (its "files") and installs a copy.
+        _run(["npm", "install", "--no-save", "--install-links", *npm_flags, str(PLUGIN)], site)
         timings["plugin_install_s"] = time.monotonic() - started
         (stamps / "plugin").write_text(plugin)
         (stamps / "build").unlink(missing_ok=True)
@@ -124,3 +124,129 @@ def build_sample_site(api_url: str) -> BuiltSite:
 
 def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
+
+
+# --- a versioned, two-locale site derived from the sample at test time ------------------------
+# The sample itself stays unversioned (question sets, the demo and the widget tests use its URLs).
+VERSION = "1.0"
+LOCALE = "fr"
+VERSIONED_DIR = "versioned-site"
+VERSIONED_TAIL = """
+
+// Added by tests/e2e: an English + French site whose docs have a 1.0 version and "next".
+module.exports.i18n = {defaultLocale: 'en', locales: ['en', '%(locale)s']};
+module.exports.plugins = [
+  ...(module.exports.plugins || []),
+  ['docusaurus-plugin-textbook-chat', {
+    apiUrl: 'http://127.0.0.1:9/unused',
+    localeLabels: {%(locale)s: {button: 'Demander au manuel'}},
+    // The plugin's own indexer run (a dry run that records what it read): once per build.
+    indexer: {run: true, command: %(command)s, args: ['--dry-run', '--json']},
+  }],
+];
+"""
+INDEXER_WRAPPER = """#!/bin/sh
+# Records each run of the plugin's indexer (with the manifests it saw), then runs it.
+cd "$(dirname "$0")"
+ls .textbook-chat >> indexer-runs.txt
+echo "--" >> indexer-runs.txt
+PYTHONPATH=%(repo)s exec %(python)s -m indexer.cli "$@" > indexer-run.json
+"""
+# Edits made in "next" after `docs:version 1.0`: (file, old text, new text).
+NEXT_EDITS = [
+    ("08-safety-and-testing.md", "#### Testing the stop chain", "#### Testing the emergency stop chain"),
+    ("08-safety-and-testing.md", "Press the stop and check that the wheels stop within a fraction of a second.",
+     "Press the stop and check that the wheels stop within half a second, and log the stopping time."),
+    ("08-safety-and-testing.md", "## A pre-run checklist",
+     "## Incident reports\n\nAfter any unexpected stop, write an incident report: what the robot was "
+     "commanded to do, what it did, and which log covers it.\n\n## A pre-run checklist"),
+]
+NEW_PAGE = ("10-field-trials.md", """---
+title: Field Trials
+sidebar_position: 10
+---
+
+# Field Trials
+
+A field trial runs the robot outside the lab, on the surface and in the weather it was
+built for.
+
+## Planning a trial
+
+Write down the route, the stop conditions and who holds the emergency stop before the
+robot leaves the lab.
+""")
+TRANSLATION = ("08-safety-and-testing.md", """---
+title: Sécurité et essais
+sidebar_position: 8
+---
+
+# Sécurité et essais
+
+Un robot est un programme informatique qui peut heurter des objets. Les habitudes de ce
+chapitre coûtent peu et évitent la plupart des dégâts.
+
+## Arrêts d'urgence {#emergency-stops}
+
+Tout robot qui peut blesser quelqu'un a besoin d'un arrêt d'urgence qui fonctionne quand
+tout le reste a échoué.
+
+#### Tester la chaîne d'arrêt d'urgence
+
+Un arrêt d'urgence jamais testé est un espoir, pas un système de sécurité. Testez-le au
+début de chaque séance : soulevez le robot, commandez une vitesse lente, appuyez sur
+l'arrêt d'urgence et vérifiez que les roues s'arrêtent en moins d'une demi-seconde.
+""")
+
+
+def derive_versioned(dest: Path) -> None:
+    """Copy the sample, cut version 1.0, then change "next" and add a French translation."""
+    for child in dest.iterdir() if dest.is_dir() else []:
+        if child.name not in ("node_modules", ".stamps", "build", ".docusaurus"):
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in _files(SAMPLE):
+        target = dest / path.relative_to(SAMPLE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    wrapper = dest / "run-indexer.sh"
+    wrapper.write_text(INDEXER_WRAPPER % {"repo": REPO, "python": sys.executable})
+    wrapper.chmod(0o755)
+    with (dest / "docusaurus.config.js").open("a") as config:
+        config.write(VERSIONED_TAIL % {"locale": LOCALE, "command": json.dumps(str(wrapper))})
+
+
+def _edit_next(dest: Path) -> None:
+    docs = dest / "docs"
+    for name, old, new in NEXT_EDITS:
+        text = (docs / name).read_text()
+        assert old in text, f"{name} no longer says {old!r}: update NEXT_EDITS"
+        (docs / name).write_text(text.replace(old, new, 1))
+    (docs / NEW_PAGE[0]).write_text(NEW_PAGE[1])
+    translated = dest / "i18n" / LOCALE / "docusaurus-plugin-content-docs" / "current" / TRANSLATION[0]
+    translated.parent.mkdir(parents=True, exist_ok=True)
+    translated.write_text(TRANSLATION[1])
+
+
+def build_versioned_site(sample: BuiltSite) -> BuiltSite:
+    """The versioned English + French site, built once per change of its inputs. It lives
+    inside the sample site's folder so Node finds the same node_modules (and the packed
+    plugin) there; a symlinked node_modules makes webpack load React contexts twice."""
+    site = sample.site_dir / VERSIONED_DIR
+    stamps = sample.site_dir / ".stamps"
+    recipe = json.dumps([VERSION, LOCALE, VERSIONED_TAIL, INDEXER_WRAPPER, NEXT_EDITS, NEW_PAGE,
+                         TRANSLATION, sys.executable])
+    key = tree_hash(SAMPLE, extra=recipe + _read(stamps / "build") + _read(stamps / "plugin"))
+    own = site / ".stamp"
+    if _stamp_ok(own, key) and (site / "build" / LOCALE / "index.html").is_file():
+        return BuiltSite(site, site / "build", site / ".textbook-chat" / "manifest.json", "", {})
+    started = time.monotonic()
+    derive_versioned(site)
+    for leftover in (site / ".docusaurus", site / "build", site / ".textbook-chat"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    _run(["npx", "docusaurus", "docs:version", VERSION], site)
+    _edit_next(site)
+    _run(["npx", "docusaurus", "build"], site)
+    own.write_text(key)
+    timings = {"versioned_build_s": time.monotonic() - started}
+    return BuiltSite(site, site / "build", site / ".textbook-chat" / "manifest.json", "", timings)

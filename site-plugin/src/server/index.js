@@ -1,10 +1,12 @@
 /** Plugin factory: wires Docusaurus lifecycle hooks to the options, manifest and indexer modules. */
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const {publicConfig, validateOptions} = require('./options');
 const {buildManifest, findDocsPlugins, isInside, manifestFile, writeManifest} = require('./manifest');
 const {runIndexer} = require('./indexer');
+const {lastLocaleOfBuild} = require('./locales');
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
 
@@ -25,7 +27,7 @@ function pluginTextbookChat(context, options) {
 
     async contentLoaded({actions}) {
       // Read in the browser with usePluginData(PLUGIN_NAME): public values only, never a key.
-      actions.setGlobalData(publicConfig(options));
+      actions.setGlobalData(publicConfig(options, context.i18n?.currentLocale));
     },
 
     async postBuild(props) {
@@ -39,12 +41,15 @@ function pluginTextbookChat(context, options) {
       }
       await writeManifest(file, manifest);
       console.log(`[textbook-chat] wrote the build manifest (${manifest.docs.length} docs) to ${file}`);
-      if (options.indexer.run) {
+      // Once per build, after the last locale: the indexer reads every locale's manifest
+      // beside the default locale's one and indexes every version and locale in one run.
+      if (options.indexer.run && lastLocaleOfBuild(props.i18n)) {
+        const main = manifestFile(options.manifestPath, {siteDir: props.siteDir});
         await runIndexer({
           command: options.indexer.command,
           args: options.indexer.args,
           docsDir: docsDirOf(props),
-          manifestPath: file,
+          manifestPath: fs.existsSync(main) ? main : file,
           cwd: props.siteDir,
         });
       }

@@ -78,6 +78,27 @@ test('postBuild runs the indexer when asked and fails the build with its message
   fs.rmSync(siteDir, {recursive: true});
 });
 
+test('a multi-locale build runs the indexer once, after the last locale, on the default manifest', async () => {
+  const {siteDir, props} = site();
+  const cli = path.join(siteDir, 'fake-cli');
+  fs.writeFileSync(
+    cli,
+    `#!${process.execPath}\nconst fs = require('fs');\n` +
+      "fs.appendFileSync(__dirname + '/runs.txt', JSON.stringify(process.argv.slice(2)) + '\\n');\n",
+    {mode: 0o755},
+  );
+  const i18n = {defaultLocale: 'en', locales: ['en', 'fr']};
+  for (const locale of ['en', 'fr']) {
+    const localized = {...props, i18n: {...i18n, currentLocale: locale}};
+    await plugin({siteDir}, options({indexer: {run: true, command: cli}})).postBuild(localized);
+  }
+  const runs = fs.readFileSync(path.join(siteDir, 'runs.txt'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(runs.length, 1);
+  assert.equal(runs[0][3], path.join(siteDir, '.textbook-chat', 'manifest.json'));
+  assert.ok(fs.existsSync(path.join(siteDir, '.textbook-chat', 'manifest.fr.json')));
+  fs.rmSync(siteDir, {recursive: true});
+});
+
 test('swizzle config marks the widget safe to eject and wrap', () => {
   assert.deepEqual(plugin.getSwizzleConfig().components.TextbookChat.actions, {eject: 'safe', wrap: 'safe'});
 });

@@ -49,6 +49,9 @@ function buildManifest({siteConfig, plugins, i18n, baseUrl}) {
     trailingSlash: siteConfig.trailingSlash ?? null,
     routeBasePath: docsPlugins[0].options?.routeBasePath ?? 'docs',
     locale,
+    // The indexer reads the other locales' manifests (manifest.<locale>.json) beside this one.
+    defaultLocale: i18n?.defaultLocale ?? siteConfig.i18n?.defaultLocale ?? locale,
+    locales: i18n?.locales ?? siteConfig.i18n?.locales ?? [locale],
     docs: docsPlugins.flatMap((plugin) => docEntries(plugin, locale)),
   };
 }

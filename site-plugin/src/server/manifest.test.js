@@ -57,7 +57,8 @@ function props({trailingSlash, plugins} = {}) {
 
 test('builds the DESIGN.md manifest from every version of the docs plugin, drafts left out', () => {
   const manifest = buildManifest(props());
-  assert.deepEqual(Object.keys(manifest), ['version', 'siteUrl', 'baseUrl', 'trailingSlash', 'routeBasePath', 'locale', 'docs']);
+  assert.deepEqual(Object.keys(manifest), ['version', 'siteUrl', 'baseUrl', 'trailingSlash', 'routeBasePath', 'locale', 'defaultLocale', 'locales', 'docs']);
+  assert.deepEqual([manifest.defaultLocale, manifest.locales], ['en', ['en']]);
   assert.equal(manifest.version, 1);
   assert.equal(manifest.siteUrl, 'https://example.github.io');
   assert.equal(manifest.baseUrl, '/book/');

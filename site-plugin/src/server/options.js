@@ -41,6 +41,8 @@ const DEFAULT_OPTIONS = Object.freeze({
   // Give up on a request after this many milliseconds.
   requestTimeoutMs: 30000,
   labels: DEFAULT_LABELS,
+  // Labels per locale of an i18n site, over `labels`: {fr: {button: 'Demander au manuel'}}.
+  localeLabels: Object.freeze({}),
 });
 
 const labelsSchema = Joi.object(
@@ -70,6 +72,12 @@ const OPTIONS_SCHEMA = Joi.object({
   selectionSelector: Joi.string().min(1).default(DEFAULT_OPTIONS.selectionSelector),
   requestTimeoutMs: Joi.number().integer().min(1000).default(DEFAULT_OPTIONS.requestTimeoutMs),
   labels: labelsSchema,
+  localeLabels: Joi.object()
+    .pattern(
+      Joi.string(),
+      Joi.object(Object.fromEntries(Object.keys(DEFAULT_LABELS).map((key) => [key, Joi.string().min(1)]))),
+    )
+    .default({}),
 });
 
 /** Docusaurus calls this at startup; a wrong option fails the build with a message naming it. */
@@ -77,15 +85,15 @@ function validateOptions({validate, options}) {
   return validate(OPTIONS_SCHEMA, options);
 }
 
-/** The only values sent to the browser: no paths, commands or keys. */
-function publicConfig(options) {
+/** The only values sent to the browser: no paths, commands or keys; labels of `locale`. */
+function publicConfig(options, locale) {
   return {
     apiUrl: options.apiUrl.replace(/\/+$/, ''),
     maxSelectionChars: options.maxSelectionChars,
     selection: options.selection,
     selectionSelector: options.selectionSelector,
     requestTimeoutMs: options.requestTimeoutMs,
-    labels: {...options.labels},
+    labels: {...options.labels, ...(options.localeLabels?.[locale] ?? {})},
   };
 }
 

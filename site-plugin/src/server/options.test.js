@@ -31,7 +31,16 @@ test('the defaults are the ones the README documents', () => {
     selectionSelector: 'article .markdown',
     requestTimeoutMs: 30000,
     labels: DEFAULT_LABELS,
+    localeLabels: {},
   });
+});
+
+test('labels follow the locale of the build: localeLabels over labels over the defaults', () => {
+  const options = validate({labels: {send: 'Go'}, localeLabels: {fr: {button: 'Demander au manuel'}}});
+  assert.equal(publicConfig(options, 'fr').labels.button, 'Demander au manuel');
+  assert.equal(publicConfig(options, 'fr').labels.send, 'Go');
+  assert.equal(publicConfig(options, 'en').labels.button, DEFAULT_LABELS.button);
+  assert.equal(errorOf({localeLabels: {fr: {buton: 'x'}}}), '"localeLabels.fr.buton" is not allowed');
 });
 
 test('partial nested options keep the other defaults', () => {

@@ -1,0 +1,147 @@
+"""Versioned and translated books: manifest keys, one point per section per edition, exact URLs,
+re-runs that delete only what is gone, and unversioned books keeping their ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from functions.contract import chunk_id
+from functions.errors import ConfigError
+from functions.settings import Settings
+from functions.store import QdrantStore
+from indexer.chunker import ChunkOptions
+from indexer.model import SiteSettings
+from indexer.routes import load_manifest
+from indexer.sync import build_chunks, sync_docs
+from tests.fakes.embedder import FakeEmbedder
+
+PARA = "The robot must pass the stop test at least {n} times before it may drive alone in the lab. " * 3
+SAFETY = "---\ntitle: Safety\n---\n\n# Safety\n\n## Stop test\n\n{text}\n\n## Checklist\n\n{check}\n"
+CHECK = "Check the battery, the sensors and the emergency stop before every single run of the robot. " * 3
+FR = ("---\ntitle: Sécurité\n---\n\n# Sécurité\n\n## Essai d'arrêt {#stop-test}\n\n"
+      + "Le robot doit réussir l'essai d'arrêt au moins vingt fois avant de rouler seul. " * 3 + "\n")
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+def entry(source: str, permalink: str, version: str) -> dict:
+    return {"source": source, "id": "safety", "permalink": permalink, "title": "Safety",
+            "version": version, "locale": None, "frontMatter": {"title": "Safety"}}
+
+
+def versioned_site(root: Path, *, with_1_0: bool = True) -> tuple[Path, Path]:
+    """docs/ ("next": twenty times), versioned_docs/version-1.0 (ten times), an fr translation
+    of next and an untranslated 1.0 page in fr; the manifests the plugin writes for it."""
+    write(root, {
+        "docs/safety.md": SAFETY.format(text=PARA.format(n="twenty"), check=CHECK),
+        "versioned_docs/version-1.0/safety.md": SAFETY.format(text=PARA.format(n="ten"), check=CHECK),
+        "i18n/fr/docusaurus-plugin-content-docs/current/safety.md": FR,
+    })
+    out = root / ".textbook-chat"
+    out.mkdir(exist_ok=True)
+    common = {"version": 1, "siteUrl": "https://x.io", "trailingSlash": None, "routeBasePath": "docs",
+              "defaultLocale": "en", "locales": ["en", "fr"]}
+    en = [entry("@site/docs/safety.md", "/book/docs/next/safety", "current")]
+    fr = [entry("@site/i18n/fr/docusaurus-plugin-content-docs/current/safety.md",
+                "/book/fr/docs/next/safety", "current")]
+    if with_1_0:
+        en.append(entry("@site/versioned_docs/version-1.0/safety.md", "/book/docs/safety", "1.0"))
+        fr.append(entry("@site/versioned_docs/version-1.0/safety.md", "/book/fr/docs/safety", "1.0"))
+    (out / "manifest.json").write_text(json.dumps({**common, "baseUrl": "/book/", "locale": "en", "docs": en}))
+    (out / "manifest.fr.json").write_text(json.dumps({**common, "baseUrl": "/book/fr/", "locale": "fr", "docs": fr}))
+    return root / "docs", out / "manifest.json"
+
+
+def test_manifest_keys_every_version_and_locale_apart(tmp_path):
+    docs, manifest = versioned_site(tmp_path)
+    routes = load_manifest(manifest, docs)
+    assert sorted(routes) == ["en:versioned_docs/version-1.0/safety.md",
+                              "fr:i18n/fr/docusaurus-plugin-content-docs/current/safety.md",
+                              "fr:versioned_docs/version-1.0/safety.md", "safety.md"]
+    current = routes["safety.md"]
+    assert (current.version, current.locale, current.default, current.edition) == ("current", "en", True, "")
+    assert current.file == tmp_path / "docs" / "safety.md"
+    old = routes["en:versioned_docs/version-1.0/safety.md"]
+    assert (old.doc_path, old.url, old.edition) == ("safety.md", "/book/docs/safety", "1.0@en")
+    assert old.content_dir == tmp_path / "versioned_docs" / "version-1.0"
+    translated = routes["fr:i18n/fr/docusaurus-plugin-content-docs/current/safety.md"]
+    assert (translated.url, translated.untranslated) == ("/book/fr/docs/next/safety", False)
+    assert routes["fr:versioned_docs/version-1.0/safety.md"].untranslated is True
+    # Any locale's manifest finds the others: the plugin may pass either.
+    assert sorted(load_manifest(manifest.with_name("manifest.fr.json"), docs)) == sorted(routes)
+
+
+def test_each_edition_is_its_own_points_with_its_own_text_and_urls(tmp_path):
+    docs, manifest = versioned_site(tmp_path)
+    built = build_chunks(docs, SiteSettings(base_url="/book/"), ChunkOptions(),
+                         routes=load_manifest(manifest, docs))
+    assert built.failed == []
+    stop = {(c.version, c.locale): c for c in built.chunks if c.anchor == "stop-test"}
+    assert set(stop) == {("current", "en"), ("1.0", "en"), ("current", "fr"), ("1.0", "fr")}
+    assert "twenty times" in stop["current", "en"].content and "ten times" in stop["1.0", "en"].content
+    assert stop["1.0", "en"].url == "/book/docs/safety#stop-test"
+    assert stop["current", "fr"].url == "/book/fr/docs/next/safety#stop-test"  # the explicit {#id}
+    assert "vingt" in stop["current", "fr"].content and not stop["current", "fr"].untranslated
+    assert stop["1.0", "fr"].untranslated and stop["1.0", "fr"].url == "/book/fr/docs/safety#stop-test"
+    assert len({c.point_id for c in built.chunks}) == len(built.chunks)
+    # The current version in the default locale keeps the ids of an unversioned book.
+    assert stop["current", "en"].chunk_id == chunk_id("safety.md", stop["current", "en"].chunk_index)
+    assert stop["1.0", "en"].chunk_id == chunk_id("safety.md", stop["1.0", "en"].chunk_index, "1.0@en")
+
+
+def test_unversioned_ids_do_not_change(tmp_path):
+    write(tmp_path / "docs", {"safety.md": SAFETY.format(text=PARA.format(n="ten"), check=CHECK)})
+    built = build_chunks(tmp_path / "docs", SiteSettings(base_url="/book/"), ChunkOptions())
+    assert [c.chunk_id for c in built.chunks] == [chunk_id("safety.md", c.chunk_index) for c in built.chunks]
+    assert {(c.version, c.locale) for c in built.chunks} == {("", "")}
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = QdrantStore.open(Settings(qdrant_path=str(tmp_path / "qdrant"), collection="t"))
+    yield store
+    store.close()
+
+
+def test_one_run_indexes_every_edition_and_a_rerun_deletes_only_what_is_gone(tmp_path, store):
+    docs, manifest = versioned_site(tmp_path / "site")
+    site = SiteSettings(base_url="/book/")
+
+    def index():
+        return sync_docs(docs, site, ChunkOptions(), store, FakeEmbedder(),
+                         routes=load_manifest(manifest, docs))
+
+    first = index()
+    assert first.failed == 0 and first.deleted == 0
+    # Text shared by editions is embedded once.
+    assert first.embedded < first.chunks == store.client.count("t").count
+    again = index()
+    assert (again.embedded, again.reused, again.deleted, again.unchanged) == (0, 0, 0, first.chunks)
+    versioned_site(tmp_path / "site", with_1_0=False)  # version 1.0 dropped from the site
+    dropped = index()
+    assert dropped.deleted == first.chunks - dropped.chunks > 0
+    versions = {p.payload["version"] for p in store.client.scroll("t", limit=100)[0]}
+    assert versions == {"current"}
+
+
+def test_indexing_nothing_is_an_error_not_an_empty_index(tmp_path, store):
+    docs, manifest = versioned_site(tmp_path / "site")
+    sync_docs(docs, SiteSettings(), ChunkOptions(), store, FakeEmbedder())
+    held = store.client.count("t").count
+    empty = tmp_path / "empty"
+    (empty / "img").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="nothing to index: .*holds no Markdown docs"):
+        sync_docs(empty, SiteSettings(), ChunkOptions(), store, FakeEmbedder())
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "docs": [], "locales": ["en"]}))
+    with pytest.raises(ConfigError, match="none of the docs the build manifest lists"):
+        sync_docs(docs, SiteSettings(), ChunkOptions(), store, FakeEmbedder(),
+                  routes=load_manifest(manifest, docs))
+    assert store.client.count("t").count == held  # nothing was deleted
