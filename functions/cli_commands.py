@@ -153,7 +153,11 @@ def cmd_serve(args, deps=None) -> int:
               file=sys.stderr)
     print(f"textbook-chat: POST http://{args.host}:{args.port}/chat  /selection  /feedback  "
           f"GET /health (Ctrl+C stops)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # uvicorn would believe X-Forwarded-For from any local client, who could then rotate it
+    # past the per-IP limit: only behind a reverse proxy, when told which one
+    trusted = getattr(args, "trust_proxy", None)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
     return 0
 
 
@@ -168,6 +172,11 @@ def register(sub) -> None:
     p.add_argument("--cors-origin", action="append",
                    help="a site origin allowed to call the API (repeatable; default: "
                         "ALLOWED_ORIGINS, else any http://localhost or 127.0.0.1 port)")
+    p.add_argument("--trust-proxy", nargs="?", const="127.0.0.1,::1", metavar="IPS",
+                   default=os.environ.get("TEXTBOOK_CHAT_TRUST_PROXY") or None,
+                   help="behind a reverse proxy at these addresses (default 127.0.0.1,::1): take "
+                        "the reader's IP from its X-Forwarded-For. Without it the header is "
+                        "ignored (env TEXTBOOK_CHAT_TRUST_PROXY)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",
