@@ -6,10 +6,11 @@ from functions import extractive
 from functions.budget import approx_tokens, reserve
 from functions.citations import link_citations, related_topics
 from functions.confidence import assess
+from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
+from functions.generation import model_answer
 from functions.prompt import (
     NOT_FOUND,
-    chat_messages,
     echoes_instructions,
     heuristic_standalone,
     recent,
@@ -33,8 +34,9 @@ def standalone_query(req: ChatRequest, llm) -> tuple[str, int]:
     if llm is None:
         return heuristic_standalone(req.question, req.history), 0
     try:
-        completion = llm.complete(rewrite_messages(req.question, req.history),
-                                  max_tokens=REWRITE_MAX_TOKENS)
+        with within(REWRITE_SECONDS):  # a slow rewrite must leave time for the answer
+            completion = llm.complete(rewrite_messages(req.question, req.history),
+                                      max_tokens=REWRITE_MAX_TOKENS)
     except UpstreamError:
         return heuristic_standalone(req.question, req.history), 0
     query = " ".join(completion.text.split())[:500]
@@ -52,7 +54,13 @@ def estimate_tokens(req: ChatRequest, llm) -> int:
 
 
 def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> dict:
-    """`paid`: whether any model call costs money (OpenAI chat or embeddings)."""
+    """`paid`: whether any model call costs money (OpenAI chat or embeddings). The rewrite,
+    retrieval and answer share one deadline (functions.deadline)."""
+    with within(REQUEST_SECONDS):
+        return _answer_chat(req, retriever, llm, spend_cap, settings, paid)
+
+
+def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> dict:
     reserved = reserve(spend_cap, estimate_tokens(req, llm)) if paid else 0
     used = 0
     try:
@@ -67,10 +75,11 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
             return _abstain(LOW_CONFIDENCE, verdict.confidence, hits)
         if llm is None:
             text = extractive.answer(query, _extractive_sources(hits))
-        else:
-            completion = llm.complete(chat_messages(req.question, hits, req.history))
-            used += completion.total_tokens
-            text = completion.text
+        else:  # links removed, claims checked against the passages they cite
+            result, tokens = model_answer(req.question, req.history, hits, llm,
+                                          retriever.embedder, verdict.confidence)
+            used += tokens
+            return result
     finally:
         if paid:
             spend_cap.settle(reserved, used)

@@ -84,3 +84,38 @@ def related_topics(hits: Sequence[SearchHit], limit: int = 3) -> list[dict]:
         if len(out) == limit:
             break
     return out
+
+
+# Links a model may write: Markdown links and images (inline or reference style), reference
+# definitions, <autolinks>, HTML anchors, bare URLs, www. hosts and e-mail addresses (the
+# widget's Markdown renders GFM autolinks live). Only our citations may link anywhere.
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
+_INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+[\"'(][^)\n]*[\"')])?\s*\)")
+_REF_LINK = re.compile(r"!?\[([^\]\n]*[^\]\d\s,][^\]\n]*)\]\[[^\]\n]*\]")
+_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+.*(?:\n|$)", re.M)
+_HTML_A = re.compile(r"<a\b[^>]*>(.*?)</a\s*>", re.I | re.S)
+_ANGLE = re.compile(r"<(?:[a-z][a-z0-9+.-]*:|www\.)[^>\s]*>", re.I)
+_BARE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)[^\s<>]*[^\s<>.,;:!?)\]'\"]"
+                   r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", re.I)
+
+
+def strip_links(text: str) -> str:
+    """Model text with every link turned into its words and every URL removed; code spans
+    and fences stay as written (a URL in code is not clickable)."""
+    out, last = [], 0
+    for code in _CODE.finditer(text):
+        out += [_unlink(text[last:code.start()]), code.group(0)]
+        last = code.end()
+    out.append(_unlink(text[last:]))
+    return "".join(out)
+
+
+def _unlink(text: str) -> str:
+    text = _REF_DEF.sub("", text)
+    text = _HTML_A.sub(r"\1", text)
+    for _ in range(2):  # a link inside an image inside a link
+        text = _INLINE_LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _BARE.sub("", _ANGLE.sub("", text))
+    text = re.sub(r"\(\s*\)", "", text)  # "(see )" left by a removed URL
+    return re.sub(r"[ \t]{2,}", " ", re.sub(r"[ \t]+([.,;:!?])", r"\1", text))

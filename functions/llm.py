@@ -2,7 +2,8 @@
 
 Keeps what the official SDK gives: retries with exponential backoff on 429/5xx/timeouts that
 honour `Retry-After`, explicit timeouts, and typed errors (UpstreamError with the status).
-The whole call, retries included, ends within `deadline` seconds (API Gateway stops at 29 s).
+The whole call, retries included, ends within `deadline` seconds and within what is left of
+the request's deadline (functions.deadline: rewrite, retrieval and answer share one).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from functions.deadline import time_left
 from functions.errors import UpstreamError
 from functions.httpclient import make_client
 
@@ -77,9 +79,10 @@ class OpenAIHttp:
 
     def post(self, path: str, body: dict) -> dict:
         start = time.monotonic()
+        deadline = time_left(self.deadline)
         attempt = 0
         while True:
-            left = self.deadline - (time.monotonic() - start)
+            left = deadline - (time.monotonic() - start)
             if left <= 0.5:
                 raise UpstreamError("The answer service did not respond in time.")
             wait: float | None
@@ -110,7 +113,7 @@ class OpenAIHttp:
             if attempt >= self.max_retries:
                 raise error
             delay = wait if wait is not None else 0.5 * 2**attempt * (0.75 + random.random() / 2)
-            if delay > self.deadline - (time.monotonic() - start) - 1.0:
+            if delay > deadline - (time.monotonic() - start) - 1.0:
                 raise error  # waiting would overrun the request deadline
             time.sleep(delay)
             attempt += 1
@@ -145,6 +148,8 @@ class OpenAIChat:
 
 class HttpOpenAIEmbedder:
     """Embedder for the query path: the OpenAI embeddings endpoint over httpx (floats)."""
+
+    paid = True  # the claim check counts what it embeds against the daily budget
 
     def __init__(self, http: OpenAIHttp, model_name: str = "text-embedding-3-small",
                  dimension: int | None = None):

@@ -21,6 +21,9 @@ Usage::
   in OpenAI's error shape, with a `Retry-After` header when given; `endpoint` is
   "embeddings" or "chat" to aim at one route. `delay_next(seconds, ...)` sleeps before
   answering normally, to trigger client timeouts. Scripted events apply in the order given.
+- `responder`: a function of the request body returning the reply, used when nothing is
+  scripted; `passage_responder` answers like a careful model from the `[n]` passages it is
+  given (and rewrites follow-ups by joining the previous question).
 - `reverse_embeddings=True` lists embeddings last-first, as the API may: clients must use `index`.
 - `api_key`: when set, requests with another bearer token get a 401.
 The server binds a free port, runs in a daemon thread and stops on `stop()` / leaving the `with`.
@@ -31,9 +34,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
@@ -74,6 +79,7 @@ class FakeOpenAI:
     api_key: str | None = None
     default_reply: str = DEFAULT_REPLY
     reverse_embeddings: bool = False  # list `data` last-first (with true `index`es)
+    responder: Callable[[dict], str] | None = None  # the reply when none is scripted
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -174,7 +180,9 @@ class FakeOpenAI:
         if body.get("stream"):
             return _error(400, "The fake OpenAI server supports stream: false only.")
         with self._lock:
-            content = self._replies.pop(0) if self._replies else self.default_reply
+            content = self._replies.pop(0) if self._replies else None
+        if content is None:
+            content = self.responder(body) if self.responder else self.default_reply
         prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         completion = len(content.split())
         return 200, {
@@ -225,3 +233,36 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n(.*?)(?=^\[\d+\] |\Z)", re.S | re.M)
+_WORDS = re.compile(r"[a-z0-9]{4,}")
+
+
+def _tag(text: str, name: str) -> str:
+    match = re.search(rf"<{name}>\n(.*?)\n</{name}>", text, re.S)
+    return match.group(1) if match else ""
+
+
+def passage_responder(body: dict) -> str:
+    """A model that only says what its passages say: the rewrite of a follow-up is the question
+    and the previous question; an answer quotes the two sentences of the given passages that
+    share most words with the question, each cited with its passage's number."""
+    user = str(body.get("messages", [{}])[-1].get("content", ""))
+    question = _tag(user, "question")
+    if "<context>" not in user:  # the follow-up rewrite
+        previous = [line[6:] for line in _tag(user, "conversation").splitlines()
+                    if line.startswith("user: ")]
+        return f"{question} {previous[-1] if previous else ''}".strip()
+    wanted = set(_WORDS.findall(question.lower()))
+    scored = []
+    for n, text in _BLOCK.findall(_tag(user, "context") + "\n"):
+        prose = " ".join(line for line in text.splitlines()
+                         if line.strip() and not line.lstrip().startswith(("#", "|", "`", "<")))
+        for sentence in re.split(r"(?<=[.!?])\s+", prose):
+            overlap = len(wanted & set(_WORDS.findall(sentence.lower())))
+            if overlap and len(sentence) > 20:
+                scored.append((-overlap, int(n), sentence.strip().rstrip(".")))
+    if not scored:
+        return "I couldn't find this in the book."
+    return " ".join(f"{s} [{n}]." for _, n, s in sorted(scored)[:2])
