@@ -155,3 +155,32 @@ def test_feedback_command_lists_the_gaps(tmp_path, capsys, monkeypatch):
     assert main(["feedback", "--db", str(db), "--rated", "--format", "jsonl"]) == 0
     [line] = capsys.readouterr().out.splitlines()
     assert '"comment": "great"' in line
+
+
+def test_one_rating_per_answer_through_the_api_last_wins(store, make_deps):
+    """Rated five times (ASGI and the Lambda handler): one rating is kept, the last one."""
+    import json
+
+    from mangum import Mangum
+    from starlette.testclient import TestClient
+
+    from functions.app import create_app
+    from tests.functions.events import http_api_v2
+
+    s, clock = store
+    deps = make_deps(feedback=s)
+    client = TestClient(create_app(deps, "all"))
+    handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    rid = client.post("/chat", json={"question": "How do I measure loop jitter?"}).json()[
+        "request_id"]
+    ratings = [("up", "great"), ("down", None), ("up", "x"), ("down", "wrong page")]
+    for rating, comment in ratings:
+        body = {"request_id": rid, "rating": rating, **({"comment": comment} if comment else {})}
+        assert client.post("/feedback", json=body).status_code == 200
+    last = handler(http_api_v2("/feedback", {"request_id": rid, "rating": "up"}), None)
+    assert last["statusCode"] == 200 and json.loads(last["body"])["ok"] is True
+    records = [r for r in export_feedback(s, 3, now=clock.now) if r["request_id"] == rid]
+    assert [(r["rating"], r["comment"]) for r in records] == [("up", None)]
+    if isinstance(s, DynamoFeedbackStore):  # one item, not one per rating
+        items = scan(s.client.endpoint, s.table)
+        assert [i["pk"]["S"] for i in items].count(f"answer#{rid}") == 1 and len(items) == 1
