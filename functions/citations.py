@@ -43,7 +43,7 @@ def citation(n: int, hit: SearchHit) -> dict:
         "doc_path": str(p.get("doc_path", "")),
         "score": round(max(0.0, min(1.0, float(hit.dense_score))), 3),
         "snippet": snippet(str(p.get("content", ""))),
-    }
+    } | ({"untranslated": True} if p.get("untranslated") else {})  # default-locale text
 
 
 def link_citations(answer: str, hits: Sequence[SearchHit]) -> tuple[str, list[dict]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from functions.contract import META_DIMENSION, META_MODEL
 from functions.errors import ModelMismatchError
@@ -37,6 +37,22 @@ def page_key(url: str | None) -> str:
     return urlsplit(url).path.rstrip("/") or "/"
 
 
+EDITION_KEYS = ("version", "locale")
+
+
+def page_variants(url: str | None) -> list[str]:
+    """The ways the index may spell the reader's page URL (trailing slash, percent-encoding)."""
+    key = page_key(url)
+    if not key:
+        return []
+    out = []
+    for path in (key, unquote(key)):
+        for form in (path, path + "/" if path != "/" else path):
+            if form not in out:
+                out.append(form)
+    return out
+
+
 def section_key(hit: SearchHit) -> tuple[str, str]:
     return (str(hit.payload.get("doc_path", "")), str(hit.payload.get("anchor", "")))
 
@@ -62,10 +78,13 @@ def rerank(hits: Sequence[SearchHit], page_url: str | None = None, top_k: int = 
     boosted.sort(key=lambda item: item[:2])
     picked: list[SearchHit] = []
     per_section: dict[tuple[str, str], int] = {}
+    seen_text: set[str] = set()  # the same section in two versions or locales: cited once
     for _, _, hit in boosted:
         key = section_key(hit)
-        if per_section.get(key, 0) >= max_per_section:
+        text = str(hit.payload.get("content_hash") or "")
+        if per_section.get(key, 0) >= max_per_section or (text and text in seen_text):
             continue
+        seen_text.add(text)
         per_section[key] = per_section.get(key, 0) + 1
         picked.append(hit)
         if len(picked) == top_k:
@@ -80,6 +99,7 @@ class Retriever:
         self.backend = backend
         self.embedder = embedder
         self._checked = False
+        self._plain = False  # the book has no versions or locales (learnt from the first page)
         self._lock = threading.Lock()  # local-mode Qdrant is not safe across threads
 
     def ensure_model(self) -> None:
@@ -99,4 +119,23 @@ class Retriever:
     def retrieve(self, query: str, page_url: str | None = None,
                  filters: dict[str, str] | None = None, mode: str = "hybrid",
                  top_k: int = 5) -> list[SearchHit]:
+        filters = self.edition_filters(page_url, filters)
         return rerank(self.candidates(query, filters, mode), page_url, top_k)
+
+    def edition_filters(self, page_url: str | None, filters: dict[str, str] | None) -> dict:
+        """filters, plus the version and locale of the reader's page where not given: answers
+        come from the edition and language being read."""
+        filters = dict(filters or {})
+        variants = page_variants(page_url)
+        if self._plain or not variants or ("version" in filters and "locale" in filters):
+            return filters
+        with self._lock:
+            self.ensure_model()
+            # Any vector finds a point of that page; a unit one is valid for cosine.
+            unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
+            hits = self.backend.search(unit, ([], []), 1, {"page_url": variants}, "dense")
+        if hits:
+            edition = {k: str(hits[0].payload[k]) for k in EDITION_KEYS if hits[0].payload.get(k)}
+            self._plain = not edition  # indexed without a manifest: one edition, no lookups
+            return {**edition, **filters}
+        return filters
