@@ -41,6 +41,7 @@ class SelectionRequest:
     selected_text: str
     page_url: str | None = None
     anchor: str | None = None
+    heading: str | None = None  # the heading's text as the page shows it (the source label)
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ def chat_request(data: dict) -> ChatRequest:
 
 
 def selection_request(data: dict) -> SelectionRequest:
-    _unknown(data, {"question", "selected_text", "page_url", "anchor"})
+    _unknown(data, {"question", "selected_text", "page_url", "anchor", "heading"})
     question = _text(data, "question", True, MAX_QUESTION_CHARS) or ""
     selected = _text(data, "selected_text", True, MAX_SELECTION_CHARS,
                      "; select some text on the page first") or ""
@@ -226,7 +227,9 @@ def selection_request(data: dict) -> SelectionRequest:
         anchor = anchor.lstrip("#")
         if not _ANCHOR.match(anchor):
             raise ApiError(422, "invalid_field", "`anchor` must be a heading id such as `pid-tuning`.")
-    return SelectionRequest(question, selected, _url(data, "page_url"), anchor or None)
+    heading = _text(data, "heading", False, 300)
+    return SelectionRequest(question, selected, _url(data, "page_url"), anchor or None,
+                            " ".join(heading.split()) if heading else None)
 
 
 def feedback_request(data: dict) -> FeedbackRequest:

@@ -36,3 +36,47 @@ def test_model_reply_interpretation():
     assert model_answer(REQ, "It varies [1][2].")["answer"] == "It varies [1]."
     assert model_answer(REQ, "It varies.")["low_confidence"] is True
     assert model_answer(REQ, NOT_IN_SELECTION)["citations"] == []
+
+
+QOS = ("Quality of Service settings decide how messages travel between nodes. Reliability can "
+       "be reliable or best effort. Reliable delivery retries lost messages, which suits "
+       "commands. Best effort drops late messages, which suits sensor streams such as camera "
+       "images. History keeps the last messages for late subscribers. For example, a depth of "
+       "10 keeps ten messages [3]. See [the docs](https://made-up.example.org/qos).")
+
+
+@pytest.mark.parametrize("question", ["Explain this passage.", "What does this mean?",
+                                      "Summarise this", "Can you simplify it?", "TL;DR"])
+def test_requests_about_the_selection_get_its_key_sentences(question):
+    out = answer_selection(SelectionRequest(question, QOS, "https://s.io/docs/qos",
+                                            "125-quality-of-service-qos-settings",
+                                            "12.5 Quality of Service (QoS) Settings"),
+                           None, None, 2000)
+    assert out["low_confidence"] is False and out["citations"][0]["section_title"] == (
+        "12.5 Quality of Service (QoS) Settings")
+    sentences = [s.strip() for s in out["answer"].split("[1]") if s.strip(" .")]
+    assert 1 < len(sentences) <= 3
+    positions = [QOS.index(s.strip(" .")) for s in sentences]  # whole sentences, in order
+    assert positions == sorted(positions)
+    assert "[3]" not in out["answer"] and "http" not in out["answer"]
+
+
+def test_an_example_request_prefers_the_example():
+    out = answer_selection(SelectionRequest("Give me an example", QOS), None, None, 2000)
+    assert "For example, a depth of 10 keeps ten messages [1]." in out["answer"]
+
+
+def test_label_without_heading_text_is_readable():
+    from functions.selection import section_label
+
+    assert section_label(SelectionRequest("q", "t", None, "125-quality-of-service-qos-settings")
+                         ) == "Quality of service qos settings"
+
+
+def test_model_sees_no_fake_markers_or_links_and_shows_none():
+    from functions.selection import messages
+
+    sent = messages(SelectionRequest("Explain", QOS))[1]["content"]
+    assert "[3]" not in sent and "https://" not in sent and sent.count("[1]") == 2
+    shown = model_answer(REQ, "It varies, see [this](https://evil.example) or www.evil.example [1].")
+    assert "evil" not in shown["answer"] and shown["answer"].endswith("[1].")

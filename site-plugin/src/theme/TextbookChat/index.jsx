@@ -4,7 +4,8 @@ import {useHistory} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mjs';
-import {citationTarget, hashToId} from '../../client/citations.mjs';
+import {hashToId} from '../../client/citations.mjs';
+import {localizedCitationTarget} from '../../client/locale.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import Answer from './Answer';
 import {ChatIcon, CloseIcon} from './Icons';
@@ -46,7 +47,7 @@ function scrollToId(id, stale) {
 
 export default function TextbookChat() {
   const config = usePluginData(PLUGIN_NAME);
-  const {siteConfig} = useDocusaurusContext();
+  const {siteConfig, i18n} = useDocusaurusContext();
   const history = useHistory();
   const {labels, apiUrl, requestTimeoutMs} = config;
 
@@ -93,8 +94,9 @@ export default function TextbookChat() {
   }, [open, close]);
 
   const resolve = useCallback(
-    (url) => citationTarget(url, {baseUrl: siteConfig.baseUrl, siteUrl: siteConfig.url, origin: window.location.origin}),
-    [siteConfig.baseUrl, siteConfig.url],
+    (url) =>
+      localizedCitationTarget(url, {baseUrl: siteConfig.baseUrl, siteUrl: siteConfig.url, origin: window.location.origin, i18n}),
+    [siteConfig.baseUrl, siteConfig.url, i18n],
   );
 
   const onNavigate = useCallback(
