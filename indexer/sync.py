@@ -11,6 +11,7 @@ from pathlib import Path
 from functions.contract import Chunk, chunk_id
 from functions.embeddings import Embedder
 from functions.sparse import encode_document
+from indexer.collisions import Claim, resolve
 from indexer.discover import sources
 from indexer.model import ParseProblem, SiteSettings
 from indexer.plan import SyncPlan, doc_key, payload_doc_key, plan_sync
@@ -19,7 +20,7 @@ SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted",
 EMBED_BATCH = 64
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
 PIPELINE_VERSION = "1"
-_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash")
+_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url")
 
 
 @dataclass
@@ -43,10 +44,12 @@ class BuildResult:
     skipped: list[str] = field(default_factory=list)  # drafts
     unchanged_docs: list[str] = field(default_factory=list)  # doc keys with the same source hash
     warnings: list[Problem] = field(default_factory=list)  # indexed, but the author should look
+    refused: list[str] = field(default_factory=list)  # doc keys whose page URL another doc holds
 
     @property
     def failed_docs(self) -> list[str]:
-        return [p.key or p.source for p in self.failed]
+        """Docs whose stored points stay: they failed this run (a refused doc's points go)."""
+        return [p.key or p.source for p in self.failed if (p.key or p.source) not in self.refused]
 
 
 @dataclass
@@ -72,15 +75,18 @@ def build_chunks(
     routes: dict | None = None,
     progress: Callable[[str], None] | None = None,
     known: Mapping[str, str] | None = None,
+    indexed: Mapping[str, str] | None = None,
 ) -> BuildResult:
     """Parse and chunk every doc (of every version and locale the manifest routes list);
     one broken doc is recorded and the rest go on.
-    known: doc key -> source hash already indexed; such files are not parsed again."""
+    known: doc key -> source hash already indexed; such files are not parsed again.
+    indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it."""
     from indexer.chunker import chunk_document
     from indexer.markdown import parse_document
 
     result = BuildResult()
-    seen_urls: dict[str, str] = {}
+    claims: list[Claim] = []  # every doc's page URL, in discovery order
+    parsed = []
     fingerprints: dict[Path, str] = {}  # per docs folder: its partials shape its docs
     found, result.skipped = sources(docs_dir, routes)
     result.files = len(found) + len(result.skipped)
@@ -102,6 +108,8 @@ def build_chunks(
             continue
         if known and known.get(key) == source_hash:
             result.unchanged_docs.append(key)
+            if indexed and indexed.get(key):
+                claims.append(Claim(key, rel, indexed[key]))
             continue
         try:
             doc = parse_document(src.path, src.root, site, route=route)
@@ -115,21 +123,24 @@ def build_chunks(
         if doc is None:  # draft
             result.skipped.append(rel)
             continue
-        if doc.url in seen_urls:
-            problem(
-                None,
-                f"its page URL {doc.url} is also the URL of {seen_urls[doc.url]}; "
-                "Docusaurus would serve only one of them. Give one of them another "
-                "`slug:` (or `id:`) in its front matter.",
-            )
+        claims.append(Claim(key, rel, doc.url))
+        parsed.append((key, rel, doc, route, source_hash))
+    refused = {r.claim.key: r for r in resolve(claims, indexed or {})}
+    for key, rel, doc, route, source_hash in parsed:
+        if key in refused:
             continue
-        seen_urls[doc.url] = rel
         try:
             chunks = chunk_document(doc, chunk_options)
             result.chunks.extend(_in_edition(c, route, source_hash) for c in chunks)
             result.warnings.extend(doc_warnings(doc, chunks))
         except Exception as exc:
-            problem(None, f"could not be chunked ({type(exc).__name__}: {exc})")
+            result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: "
+                                         f"{exc})", key))
+    for key, refusal in refused.items():  # its old points go: the URL shows the other page
+        result.failed.append(Problem(refusal.claim.source, None, refusal.reason, key))
+        result.refused.append(key)
+        if key in result.unchanged_docs:
+            result.unchanged_docs.remove(key)
     return result
 
 
@@ -201,7 +212,9 @@ def sync_docs(
     for payload in stored.values():
         hashes.setdefault(payload_doc_key(payload), set()).add(payload.get("source_hash", ""))
     known = {doc: next(iter(hs)) for doc, hs in hashes.items() if len(hs) == 1}
-    built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known)
+    indexed = {payload_doc_key(p): p["page_url"] for p in stored.values() if p.get("page_url")}
+    built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known,
+                         indexed=indexed)
     require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
     return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
 
