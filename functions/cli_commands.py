@@ -14,6 +14,7 @@ LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
 EXAMPLES = """examples:
   textbook-chat serve --cors-origin http://localhost:3000
   textbook-chat ask "What is loop jitter?" --page-url /docs/intro
+  textbook-chat ask "Why does it drift?" --history talk.json   (continues talk.json)
   textbook-chat ask "What does this mean?" --selection "Jitter is how much the period varies."
   textbook-chat invoke chat --question "How do encoders count ticks?"
   textbook-chat invoke selection --event event.json
@@ -65,7 +66,36 @@ def _request(args) -> tuple[str, dict]:
     body = {"question": args.question}
     if args.page_url:
         body["page_url"] = args.page_url
+    if getattr(args, "history", None):
+        body["history"] = _read_history(Path(args.history))
     return "chat", body
+
+
+def _read_history(path: Path) -> list[dict]:
+    """The conversation so far from --history FILE (a JSON list of {role, content}); a file
+    that does not exist yet starts a new conversation."""
+    from functions.errors import ConfigError
+
+    if not path.exists():
+        return []
+    try:
+        turns = json.loads(path.read_text(encoding="utf-8") or "[]")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"--history {path}: not a JSON conversation ({exc}).") from None
+    if not isinstance(turns, list) or not all(
+            isinstance(t, dict) and t.get("role") in ("user", "assistant")
+            and isinstance(t.get("content"), str) for t in turns):
+        raise ConfigError(f"--history {path}: must be a JSON list of "
+                          '{"role": "user" | "assistant", "content": "..."}.')
+    return [{"role": t["role"], "content": t["content"]} for t in turns][-40:]
+
+
+def _save_history(path: Path, body: dict, answer: str) -> None:
+    """Append the question and its answer, so the next `ask --history FILE` continues."""
+    turns = [*body.get("history", []), {"role": "user", "content": body["question"]},
+             {"role": "assistant", "content": answer}]
+    path.write_text(json.dumps(turns[-40:], indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
 
 
 def _port(raw: str) -> int:
@@ -113,14 +143,22 @@ def cmd_invoke(args) -> int:
 def cmd_ask(args, handler=None) -> int:
     """One answer through the Lambda handler (or `handler`, e.g. the demo's); exit 2 for a
     question the API refuses as input (empty, too long), 1 for any other failure."""
+    from functions.errors import ConfigError
+
     os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answer, not the request log
     if not args.question.strip():
         print("textbook-chat ask: the question is empty; type one, e.g. "
               'textbook-chat ask "What is a PID controller?"', file=sys.stderr)
         return 2
-    function, body = _request(args)
+    try:
+        function, body = _request(args)
+    except ConfigError as exc:
+        print(f"textbook-chat ask: {exc}", file=sys.stderr)
+        return 2
     response = (handler or _handler(function))(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")
+    if getattr(args, "history", None) and function == "chat" and "answer" in data:
+        _save_history(Path(args.history), body, data["answer"])
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     elif "error" in data:
@@ -185,6 +223,9 @@ def register(sub) -> None:
     p.add_argument("--selection", help="answer only from this selected text")
     p.add_argument("--page-url", help="the page the reader is on (boosts its sections)")
     p.add_argument("--anchor", help="with --selection: the heading id nearest the selection")
+    p.add_argument("--history", metavar="FILE",
+                   help="continue the conversation kept in FILE (JSON [{role, content}]); "
+                        "the question and answer are appended to it")
     p.add_argument("--json", action="store_true", help="print the API response as JSON")
     p.set_defaults(func=cmd_ask)
 

@@ -65,6 +65,23 @@ def test_ask_off_topic_and_selection(minilm_env):
     assert "/book/docs/loop#loop-jitter" in out.stdout
 
 
+def test_ask_continues_a_conversation_with_history(minilm_env, tmp_path):
+    env, cwd = minilm_env
+    talk = tmp_path / "talk.json"
+    first = cli(env, cwd, "ask", "What is a complementary filter?", "--history", str(talk))
+    assert first.returncode == 0, first.stderr
+    turns = json.loads(talk.read_text())
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    out = cli(env, cwd, "ask", "What blend factor is typical for it?", "--history", str(talk),
+              "--json")
+    body = json.loads(out.stdout)
+    assert out.returncode == 0 and body["citations"][0]["url"].endswith("#complementary-filter")
+    assert len(json.loads(talk.read_text())) == 4
+    talk.write_text('{"role": "user"}')
+    bad = cli(env, cwd, "ask", "And then?", "--history", str(talk))
+    assert bad.returncode == 2 and "--history" in bad.stderr and "JSON list" in bad.stderr
+
+
 def test_invoke_event_file_with_bad_json(minilm_env, tmp_path):
     from functions.cli_commands import api_gateway_event
 
