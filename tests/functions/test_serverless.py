@@ -100,6 +100,21 @@ def test_api_gateway_throttles_every_route(config):
     assert "ThrottlingBurstLimit" in settings and "ThrottlingRateLimit" in settings
 
 
+def test_per_client_limits_do_not_lean_on_the_shared_throttle(config):
+    """Per-IP limits live in the functions; the stage throttle, shared by all clients, is a
+    site-wide ceiling far above one client's allowance (the figures README.md documents)."""
+    env = config["provider"]["environment"]
+    per_minute = int(env["RATE_LIMIT_PER_MINUTE"].rsplit("'", 2)[-2])
+    assert (per_minute, int(env["RATE_LIMIT_PER_DAY"].rsplit("'", 2)[-2])) == (10, 200)
+    stage = config["resources"]["extensions"]["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
+    rate = int(str(stage["ThrottlingRateLimit"]).rsplit(",", 1)[-1].strip(" }"))
+    burst = int(str(stage["ThrottlingBurstLimit"]).rsplit(",", 1)[-1].strip(" }"))
+    assert (rate, burst) == (50, 100)
+    assert rate * 60 >= 300 * per_minute  # 300 readers at their per-minute limit fit under it
+    readme = (ROOT / "README.md").read_text()
+    assert "50 requests/s, burst 100" in readme and "RATE_LIMIT_PER_MINUTE` (10)" in readme
+
+
 def test_package_leaves_out_what_lambda_does_not_run(config):
     patterns = config["package"]["patterns"]
     for folder in LEFT_OUT:
