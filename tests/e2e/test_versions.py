@@ -1,0 +1,160 @@
+"""End to end: a versioned (1.0 + next), two-locale (en + fr) Docusaurus site derived from the
+sample, built for real, indexed in one run, checked with 0 missing, and asked the same question
+from a 1.0 page, a next page and a translated page through the real API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import cli_command
+from tests.e2e.site_build import BASE_URL, LOCALE, REPO, build_versioned_site
+
+pytestmark = [pytest.mark.npm, pytest.mark.slow]
+
+V1 = f"{BASE_URL}docs/"  # the last released version is served at the docs root
+NEXT = f"{BASE_URL}docs/next/"
+TRANSLATED = f"{BASE_URL}{LOCALE}/docs/next/"
+QUESTION = "How do I test the emergency stop chain?"
+QUESTION_FR = "Comment tester la chaîne d'arrêt d'urgence ?"
+
+
+@pytest.fixture(scope="module")
+def versioned(built_site):
+    started = time.monotonic()
+    site = build_versioned_site(built_site)
+    print(f"\n[e2e] versioned site ready in {time.monotonic() - started:.1f} s {site.timings}")
+    return site
+
+
+@pytest.fixture(scope="module")
+def cli_env():
+    cli = cli_command()
+    data = Path(tempfile.mkdtemp(prefix="tc-e2e-versions-"))
+    env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "OPENAI_API_KEY": "",
+           "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    env.pop("QDRANT_URL", None)
+    yield cli, env, data
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def _run(cli, env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([*cli, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _site_args(site) -> list[str]:
+    return [str(site.site_dir / "docs"), "--site-dir", str(site.site_dir), "--manifest", str(site.manifest)]
+
+
+@pytest.fixture(scope="module")
+def indexed(versioned, cli_env):
+    cli, env, _ = cli_env
+    first = _run(cli, env, "index", *_site_args(versioned), "--json")
+    assert first.returncode == 0, f"index failed:\n{first.stdout}\n{first.stderr}"
+    return json.loads(first.stdout.strip().splitlines()[-1])
+
+
+def test_the_plugin_runs_the_indexer_once_per_build_after_every_locale(versioned):
+    runs = (versioned.site_dir / "indexer-runs.txt").read_text().split("--")
+    assert [r.split() for r in runs if r.strip()] == [["manifest.fr.json", "manifest.json"]]
+    summary = json.loads((versioned.site_dir / "indexer-run.json").read_text())
+    assert summary["failed"] == 0 and summary["chunks"] > 300
+
+
+def test_one_index_run_holds_every_version_and_locale_and_a_rerun_changes_nothing(versioned, cli_env, indexed):
+    cli, env, _ = cli_env
+    assert indexed["failed"] == 0 and indexed["deleted"] == 0
+    assert indexed["embedded"] < indexed["chunks"]  # text shared by editions is embedded once
+    export = cli_env[2] / "chunks.jsonl"
+    dry = _run(cli, env, "index", *_site_args(versioned), "--dry-run", "--export", str(export))
+    assert dry.returncode == 0, dry.stderr
+    rows = [json.loads(line) for line in export.read_text().splitlines()]
+    assert {(r["version"], r["locale"]) for r in rows} == {
+        ("current", "en"), ("1.0", "en"), ("current", LOCALE), ("1.0", LOCALE)}
+    assert len({r["chunk_id"] for r in rows}) == len(rows) == indexed["chunks"]
+    by_edition = {(r["version"], r["locale"], r["anchor"]): r for r in rows
+                  if r["doc_path"] == "08-safety-and-testing.md"}
+    assert by_edition["1.0", "en", "testing-the-stop-chain"]["url"] == f"{V1}safety-and-testing#testing-the-stop-chain"
+    assert by_edition["current", "en", "testing-the-emergency-stop-chain"]["url"].startswith(NEXT)
+    assert by_edition["current", LOCALE, "emergency-stops"]["url"] == f"{TRANSLATED}safety-and-testing#emergency-stops"
+    again = _run(cli, env, "index", *_site_args(versioned), "--json")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout.strip().splitlines()[-1])
+    assert (summary["embedded"], summary["deleted"], summary["unchanged"]) == (0, 0, indexed["chunks"])
+
+
+def test_check_verifies_every_version_and_locale_with_nothing_missing(versioned, cli_env):
+    cli, env, _ = cli_env
+    result = _run(cli, env, "check", *_site_args(versioned), "--build-dir", str(versioned.build_dir))
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    assert "in 4 versions/locales checked: 0 missing." in result.stderr
+    assert "MISSING" not in result.stdout
+
+
+@pytest.fixture(scope="module")
+def api(indexed, cli_env):
+    cli, env, data = cli_env
+    port = int(os.environ.get("TEXTBOOK_CHAT_E2E_VERSIONS_PORT", "0"))
+    if not port:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    log = (data / "serve.log").open("w")
+    proc = subprocess.Popen([*cli, "serve", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"textbook-chat serve did not start:\n{(data / 'serve.log').read_text()}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _ask(api, question, page_url) -> dict:
+    response = httpx.post(f"{api}/chat", json={"question": question, "page_url": page_url}, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(("question", "page", "own", "others"), [
+    (QUESTION, f"{V1}safety-and-testing", V1, (NEXT, f"{BASE_URL}{LOCALE}/")),
+    (QUESTION, f"{NEXT}safety-and-testing", NEXT, (f"{BASE_URL}{LOCALE}/",)),
+    (QUESTION_FR, f"{TRANSLATED}safety-and-testing", TRANSLATED, ()),
+])
+def test_each_answer_cites_only_its_own_edition_and_language(api, question, page, own, others):
+    body = _ask(api, question, page)
+    urls = [c["url"] for c in body["citations"]] + [t["url"] for t in body.get("related_topics") or []]
+    assert body["citations"], body
+    assert all(u.startswith(own) and not u.startswith(others) for u in urls), (page, urls)
+    anchors = {u.split("#")[-1] for u in urls}
+    if own == V1:  # 1.0's rule and heading, not next's
+        assert "fraction of a second" in body["answer"] and "half a second" not in body["answer"]
+        assert "testing-the-emergency-stop-chain" not in anchors
+    if own == NEXT:
+        assert "half a second" in body["answer"] and "fraction of a second" not in body["answer"]
+        assert "testing-the-stop-chain" not in anchors
+    if own == TRANSLATED:
+        assert "demi-seconde" in body["answer"]
