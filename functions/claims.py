@@ -120,8 +120,9 @@ def lexical_support(sentence: str, passages: Sequence[str]) -> float:
 
 
 def numbers_found(sentence: str, passages: Sequence[str]) -> bool:
-    text = " ".join(passages)
-    return all(n in text for n in _NUMBER.findall(plain(sentence)))
+    """Every number of the sentence is written in the passages ("10" is not in "100")."""
+    written = set(_NUMBER.findall(" ".join(passages)))
+    return all(n in written for n in _NUMBER.findall(plain(sentence)))
 
 
 def is_supported(lexical: float, dense: float | None) -> bool:

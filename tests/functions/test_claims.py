@@ -82,3 +82,10 @@ def test_a_failing_embedder_falls_back_to_the_words():
     out = check(TRUE, HITS, Down())
     assert out.text == TRUE  # verbatim sentences hold on words alone
     assert check("Jitter is a kind of cheese [2].", HITS, Down()).supported == 0
+
+
+def test_a_number_the_passage_never_writes_fails_the_sentence():
+    hits = [SearchHit(1, 0.5, 0.5, {"content": "A typical blend factor is 0.98, a depth of 100."})]
+    assert check("A typical blend factor is 0.98 [1].", hits, ContentEmbedder(64)).supported == 1
+    assert check("A typical blend factor is 0.9 [1].", hits, ContentEmbedder(64)).supported == 0
+    assert check("Use a depth of 10 [1].", hits, ContentEmbedder(64)).supported == 0
