@@ -25,10 +25,11 @@ if str(ROOT) not in sys.path:
 
 from functions.settings import Settings  # noqa: E402
 from indexer.evaluate.questions import read_questions  # noqa: E402
-from indexer.evaluate.report import comparison_table  # noqa: E402
+from indexer.evaluate.report import comparison_table, to_table  # noqa: E402
 from indexer.model import SiteSettings  # noqa: E402
 
 QUESTION_FILES = ("questions.resolved.jsonl", "questions.jsonl")
+EXTRA_FILES = ("questions.extra.resolved.jsonl",)  # harder kinds, evaluated together
 # (label, retrieval mode, baseline)
 RUNS = (
     ("hybrid", "hybrid", None),
@@ -70,6 +71,12 @@ def corpora_root(explicit: str | None = None) -> Path:
 
 def question_file(corpus: Path) -> Path | None:
     return next((corpus / n for n in QUESTION_FILES if (corpus / n).is_file()), None)
+
+
+def corpus_questions(corpus: Path) -> list:
+    """The corpus's questions: its main file and the extra (harder) file, together."""
+    files = [question_file(corpus), *(corpus / n for n in EXTRA_FILES)]
+    return [q for f in files if f is not None and f.is_file() for q in read_questions(f)]
 
 
 def find_corpora(root: Path) -> list[Path]:
@@ -169,7 +176,7 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
 
     settings = Settings(qdrant_path=str(workdir / corpus.name), collection=corpus.name)
     embedder = embedder or make_local_embedder(settings, cache)
-    questions = read_questions(question_file(corpus))
+    questions = corpus_questions(corpus)
     store = QdrantStore.open(settings)
     try:
         started = time.perf_counter()
@@ -191,6 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpora", nargs="?", help="folder of corpora (default: see above)")
     parser.add_argument("--json", action="store_true", help="print {corpus: {run: summary}}")
     parser.add_argument("--only", action="append", help="corpus name to run (repeatable)")
+    parser.add_argument("--runs", default=",".join(r[0] for r in RUNS),
+                        help="comma-separated runs (default all: "
+                             f"{','.join(r[0] for r in RUNS)})")
+    parser.add_argument("--misses", action="store_true",
+                        help="also print every miss of the hybrid run with the answer shown")
     parser.add_argument("--cache", type=lambda v: Path(v) if v else None, default=DEFAULT_CACHE,
                         help=f"embedding cache folder (default {DEFAULT_CACHE}; '' for none)")
     args = parser.parse_args(argv)
@@ -202,13 +214,16 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp:
         for corpus in found:
-            table[corpus.name] = bench_corpus(corpus, Path(tmp), cache=args.cache)
+            runs = tuple(r for r in RUNS if r[0] in args.runs.split(","))
+            table[corpus.name] = bench_corpus(corpus, Path(tmp), runs=runs, cache=args.cache)
     if args.json:
         print(json.dumps(table, indent=2))
         return 0
     for name, runs in table.items():
         print(f"\n== {name}")
         print(comparison_table(runs))
+        if args.misses and "hybrid" in runs:
+            print(to_table(runs["hybrid"], f"{name}: hybrid, the answers shown"))
         gaps = target_gaps(runs)
         print("targets: " + ("all met" if not gaps else "; ".join(gaps)))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functions import extractive
+from functions.answer_checks import empty_question, quantity_words
 from functions.budget import approx_tokens, reserve
 from functions.citations import link_citations, related_topics
 from functions.confidence import assess
@@ -18,10 +19,11 @@ from functions.prompt import (
 )
 from functions.validation import ChatRequest
 
-LOW_CONFIDENCE = (
-    "The book doesn't seem to cover this directly, so I won't guess. "
-    "These sections are the closest:"
-)
+# One wording for every refusal; the related sections follow it in the response.
+REFUSAL = "The book doesn't cover this, so I won't guess. These sections are the closest:"
+NAMED_REFUSAL = "The book doesn't mention {names}, so I won't guess. These sections are the closest:"
+EMPTY_QUESTION = "Please ask a question about the book in a few words, for example “What is …?”"
+LOW_CONFIDENCE = REFUSAL  # kept for callers of the old name
 OFF_TOPIC = "I can only answer questions about this book."
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60
@@ -66,15 +68,23 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
     try:
         query, used = standalone_query(req, llm)
         used += approx_tokens(query) if paid else 0
+        if empty_question(req.question):
+            return {"answer": EMPTY_QUESTION, "citations": [], "confidence": 0.0,
+                    "low_confidence": True, "related_topics": []}
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
                          query=query)
-        if verdict.level == "none":
-            return _abstain(NOT_FOUND, verdict.confidence, hits)
-        if verdict.level == "low":
-            return _abstain(LOW_CONFIDENCE, verdict.confidence, hits)
+        absent = _absent_names(req.question, hits, retriever, req.filters)
+        if absent:
+            return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits)
+        if verdict.level != "ok":
+            return _abstain(REFUSAL, verdict.confidence, hits)
+        sources = hits
         if llm is None:
-            text = extractive.answer(query, _extractive_sources(hits))
+            composed = extractive.compose(query, hits, retriever.embedder.embed_batch)
+            if not extractive.supported(composed, quantity_words(req.question)):
+                return _abstain(REFUSAL, min(verdict.confidence, 0.3), hits)
+            text, sources = composed.text, composed.sources
         else:  # links removed, claims checked against the passages they cite
             result, tokens = model_answer(req.question, req.history, hits, llm,
                                           retriever.embedder, verdict.confidence)
@@ -85,26 +95,37 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             spend_cap.settle(reserved, used)
     if echoes_instructions(text):
         return _abstain(OFF_TOPIC, verdict.confidence, hits)
-    text, citations = link_citations(text, hits)
+    text, citations = link_citations(text, sources)
     if not text or _says_not_found(text):
-        return _abstain(NOT_FOUND, verdict.confidence, hits)
+        return _abstain(REFUSAL, verdict.confidence, hits)
     if not citations:  # never a confident answer without sources
         return _abstain(text, verdict.confidence, hits)
     return {"answer": text, "citations": citations, "confidence": verdict.confidence,
             "low_confidence": False}
 
 
-WEAK_SOURCE = 0.5  # an extractive answer quotes no chunk whose similarity is under half the best
+def _absent_names(question: str, hits, retriever, filters) -> list[str]:
+    """What the question names that the book never mentions: names (products, tools,
+    acronyms, identifiers) and rare words, as written. Each is looked for in the retrieved
+    chunks first, then by a word search of the whole book."""
+    from functions.names import absent_in, missing, rare_unknown_words
+    from functions.retrieval import chunk_text
+    from functions.sparse import terms
+    from functions.tokens import common_words
+
+    texts = [chunk_text(h) for h in hits]
+    vocabulary = {t for text in texts for t in terms(text)}
+    absent = missing(question, texts)
+    absent += [w for w in rare_unknown_words(question, vocabulary, common_words())
+               if not any(w.lower() in a.lower() for a in absent)]
+    return [name for name in absent[:4]
+            if absent_in(name, [chunk_text(h) for h in retriever.word_search(name, filters)])]
 
 
-def _extractive_sources(hits) -> list[str]:
-    """The hits' texts, with far weaker hits blanked so no sentence is quoted from them
-    (positions stay, so [n] still maps to hit n)."""
-    best = max((h.dense_score for h in hits), default=0.0)
-    return [
-        str(h.payload.get("content", "")) if h.dense_score >= WEAK_SOURCE * best else ""
-        for h in hits
-    ]
+def _named_refusal(names: list[str]) -> str:
+    shown = [f"“{n}”" for n in names[:3]]
+    joined = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return NAMED_REFUSAL.format(names=joined)
 
 
 def _says_not_found(text: str) -> bool:

@@ -63,6 +63,9 @@ class Chunk:
     version: str = ""
     locale: str = ""
     untranslated: bool = False
+    # Every heading whose text the chunk holds: [{anchor, title, url, start}], start = offset
+    # in `content` where that heading's text begins (functions.sections reads it).
+    sections: list[dict] = field(default_factory=list)
     # Hash of the source file and every setting that shaped this chunk: an unchanged file is
     # not even re-parsed on the next sync.
     source_hash: str = ""

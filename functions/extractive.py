@@ -1,29 +1,234 @@
-"""The offline answerer: the sentences of the top sections that best match the question."""
+"""The offline answerer: the block(s) of the book that answer the question, quoted and cited.
+
+Each retrieved chunk is split into the sections it holds (functions.sections) and each section
+into reader-visible blocks (functions.blocks). Every block is scored against the question by
+meaning (cosine with the query-side embedding model already loaded) and by words (the share of
+the question's content terms it holds, each term weighted by how rare it is among the
+candidate blocks). The best block is quoted whole (a list with its items, a table with its
+rows, a code block with its fence) with the lead-in that makes it readable, cited with the
+heading it sits under; a second block is added only when it is nearly as good and from another
+section, or when the first one announces it ("…as follows:"). Quiz prompts, options,
+navigation, objectives and exercises are left out unless the question asks for them.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
+from functions.blocks import TextBlock, split_blocks
 from functions.citations import strip_markers
+from functions.search_types import SearchHit, cosine
+from functions.sections import split_hit
 from functions.sparse import terms
 
-MAX_SENTENCES = 3
-MAX_PER_SOURCE = 2
-SOURCES = 3
-_FENCE = re.compile(r"```.*?(```|$)", re.S)
-_SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+SOURCES = 4  # chunks quoted from, best first
+WEAK_SOURCE = 0.5  # no block from a chunk whose similarity is under half the best one's
+SEMANTIC_WEIGHT = 0.5  # block score = w * cosine + (1 - w) * weighted term coverage
+SECOND_BLOCK = 0.9  # a block from another section joins when it scores this share of the best
+MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
+MAX_LIST_ITEMS = 12
+MAX_CODE_LINES = 30
+MAX_TABLE_ROWS = 14
+EMBED_CHARS = 1200  # of a block, for its embedding (MiniLM reads ~256 tokens anyway)
+
+_SKIP_TITLE = re.compile(
+    r"\b(learning objectives?|objectives?|quiz(zes)?|exercises?|assessments?|review questions|"
+    r"self[- ]check|check your understanding|next steps?|what'?s next|further reading|"
+    r"references|practice problems?)\b", re.I)
+_ASKS_FOR_SKIPPED = re.compile(
+    r"\b(objectives?|quiz|exercises?|assessment|review questions|next|reading|references|"
+    r"practice|learn|goals?)\b", re.I)
+_PRONOUN_LEAD = re.compile(
+    r"^(?:this|that|these|those|it|its|they|their|another|such|however|also|similarly|"
+    r"additionally|furthermore|moreover|in addition|likewise|here|there|both|each of these|"
+    r"the latter|the former|as a result|therefore|thus|hence)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*`])")
 _INLINE = re.compile(r"\*\*|__|`|!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_DIGIT = re.compile(r"\d")
+# Sentence-level helpers (used by the selection answerer)
+MAX_SENTENCES = 3
+MAX_PER_SOURCE = 2
+_CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
+_SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+@dataclass
+class Candidate:
+    source: int  # index into Composed.sources
+    rank: int  # the chunk's rank among the hits
+    blocks: list[TextBlock]  # every block of the section (for lead-ins)
+    index: int  # this block's index in blocks
+    title: str
+    lex: float = 0.0
+    sem: float = 0.0
+    score: float = 0.0
+
+    @property
+    def block(self) -> TextBlock:
+        return self.blocks[self.index]
+
+
+@dataclass
+class Composed:
+    text: str  # Markdown; each [n] names sources[n - 1]
+    sources: list[SearchHit] = field(default_factory=list)
+    lex: float = 0.0  # weighted term coverage of the best block (0..1)
+    sem: float = 0.0  # cosine of the question and the best block
+    has_number: bool = False  # the quoted text holds a digit (for "how many/much" questions)
+
+
+def plain(text: str) -> str:
+    """Markdown as the words a reader sees: no emphasis marks, links as their text."""
+    lines = [_BULLET.sub("", _LINK.sub(r"\1", _INLINE.sub("", ln))) for ln in text.splitlines()]
+    return " ".join(" ".join(lines).split())
+
+
+def plain_lines(text: str) -> str:
+    """plain(), line by line (a table row or list item stays one line)."""
+    return "\n".join(plain(ln) for ln in text.splitlines())
+
+
+def _wanted(question: str) -> bool:
+    return bool(_ASKS_FOR_SKIPPED.search(question))
+
+
+def _candidates(question: str, hits: Sequence[SearchHit]) -> tuple[list[Candidate],
+                                                                      list[SearchHit]]:
+    best = max((h.dense_score for h in hits), default=0.0)
+    keep_skipped = _wanted(question)
+    sources: list[SearchHit] = []
+    out: list[Candidate] = []
+    for rank, hit in enumerate(list(hits)[:SOURCES]):
+        if hit.dense_score < WEAK_SOURCE * best:
+            continue
+        for part in split_hit(hit):
+            title = str(part.payload.get("section_title", ""))
+            if _SKIP_TITLE.search(title) and not keep_skipped:
+                continue
+            blocks = split_blocks(str(part.payload.get("content", "")))
+            usable = [k for k, b in enumerate(blocks)
+                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain(b.text)]
+            if not usable:
+                continue
+            sources.append(part)
+            out += [Candidate(len(sources) - 1, rank, blocks, k, title) for k in usable]
+    return out, sources
+
+
+def _score(question: str, cands: list[Candidate], embed) -> None:
+    wanted = set(terms(question))
+    texts = [set(terms(c.title + " " + plain(c.block.text))) for c in cands]
+    n = len(cands)
+    weight = {t: math.log(1 + n / (1 + sum(t in ts for ts in texts))) for t in wanted}
+    total = sum(weight.values()) or 1.0
+    for c, ts in zip(cands, texts, strict=True):
+        c.lex = sum(weight[t] for t in wanted & ts) / total
+    if embed is not None and cands:
+        vectors = embed([question] + [f"{c.title}: {plain(c.block.text)[:EMBED_CHARS]}"
+                                      for c in cands])
+        for c, v in zip(cands, vectors[1:], strict=True):
+            c.sem = cosine(vectors[0], v)
+    for c in cands:
+        sem = c.sem if embed is not None else c.lex
+        c.score = SEMANTIC_WEIGHT * sem + (1 - SEMANTIC_WEIGHT) * c.lex
+        if c.block.kind == "paragraph" and len(plain(c.block.text)) < 40:
+            c.score *= 0.8  # a fragment rarely answers on its own
+        c.score -= 0.02 * c.rank  # ties go to the better-ranked chunk
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(" ".join(text.split())) if s]
+
+
+def _trim_paragraph(text: str, question: str) -> str:
+    """A long paragraph cut to its best run of up to three whole sentences, never starting on
+    a sentence that leans on the one before."""
+    sents = _sentences(text)
+    if len(text) <= MAX_CHARS or len(sents) <= 3:
+        return text
+    wanted = set(terms(question))
+    best, best_at = -1.0, 0
+    for i in range(len(sents)):
+        window = " ".join(sents[i : i + 3])
+        value = len(wanted & set(terms(window)))
+        if value > best:
+            best, best_at = value, i
+    start = best_at
+    while start > 0 and _PRONOUN_LEAD.match(plain(sents[start])):
+        start -= 1
+    return " ".join(sents[start : start + 3])
+
+
+def _trim_block(block: TextBlock) -> str:
+    lines = block.text.split("\n")
+    if block.kind in ("list", "definition"):
+        items = [k for k, ln in enumerate(lines) if _BULLET.match(ln)]
+        if len(items) > MAX_LIST_ITEMS:
+            return "\n".join(lines[: items[MAX_LIST_ITEMS]]).rstrip()
+    if block.kind == "code" and len(lines) > MAX_CODE_LINES + 2:
+        return "\n".join(lines[: MAX_CODE_LINES + 1] + ["…", lines[-1]])
+    if block.kind == "table" and len(lines) > MAX_TABLE_ROWS + 2:
+        return "\n".join(lines[: MAX_TABLE_ROWS + 2])
+    return block.text
+
+
+def _cite_prose(text: str, n: int) -> str:
+    text = text.rstrip()
+    if text[-1:] in ".!?:" :
+        return f"{text[:-1]} [{n}]{text[-1]}"
+    return f"{text} [{n}]"
+
+
+def _lead_in(c: Candidate) -> TextBlock | None:
+    """The paragraph right before a block that needs one (a list, table, code or a paragraph
+    that leans on what came before), in the same section."""
+    if c.index == 0:
+        return None
+    before = c.blocks[c.index - 1]
+    if before.kind != "paragraph" or before.noise or len(before.text) > MAX_CHARS:
+        return None
+    if c.block.kind in ("list", "table", "code", "definition"):
+        return before
+    if _PRONOUN_LEAD.match(plain(c.block.text)):
+        return before
+    return None
+
+
+def _follow_on(c: Candidate) -> TextBlock | None:
+    """The block a paragraph announces ("…the following:"), in the same section."""
+    if c.block.kind != "paragraph" or not c.block.text.rstrip().endswith(":"):
+        return None
+    nxt = c.blocks[c.index + 1] if c.index + 1 < len(c.blocks) else None
+    return nxt if nxt is not None and nxt.kind != "heading" and not nxt.noise else None
+
+
+def _render(c: Candidate, question: str) -> str:
+    n = c.source + 1
+    lead, follow = _lead_in(c), _follow_on(c)
+    body = strip_markers(_trim_block(c.block))
+    if c.block.kind == "paragraph":
+        body = _trim_paragraph(body, question)
+        if follow is not None:
+            return _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow))
+        if lead is not None:
+            return strip_markers(lead.text) + " " + _cite_prose(body, n)
+        return _cite_prose(body, n)
+    if lead is not None:
+        return _cite_prose(strip_markers(lead.text), n) + "\n\n" + body
+    label = c.title or "the book"
+    return f"From “{label}” [{n}]:\n\n{body}"
 
 
 def sentences(text: str) -> list[str]:
     """Prose sentences of Markdown: code, tables, headings and JSX are left out."""
     lines = []
-    for line in _FENCE.sub("\n", text).splitlines():
+    for line in _CODE_FENCE.sub("\n", text).splitlines():
         if _SKIP_LINE.match(line):
             lines.append("")
             continue
@@ -69,13 +274,48 @@ def best_sentences(question: str, texts: Sequence[str], limit: int = MAX_SENTENC
     return sorted(picked)
 
 
+def compose(question: str, hits: Sequence[SearchHit],
+            embed: Callable[[list[str]], list[list[float]]] | None = None) -> Composed:
+    """The answer quoted from the hits (best first), or an empty text when nothing fits."""
+    cands, sources = _candidates(question, hits)
+    if not cands:
+        return Composed("", sources)
+    _score(question, cands, embed)
+    ranked = sorted(cands, key=lambda c: -c.score)
+    best = ranked[0]
+    parts = [best]
+    seen = plain(best.block.text)
+    for c in ranked[1:]:
+        if c.score < SECOND_BLOCK * best.score:
+            break
+        text = plain(c.block.text)
+        if text in seen or seen in text:
+            continue  # the same words quoted from another page
+        if sources[c.source].payload.get("url") != sources[best.source].payload.get("url"):
+            parts.append(c)
+            break
+    parts.sort(key=lambda c: (c.rank, c.source, c.index))
+    text = "\n\n".join(_render(c, question) for c in parts)
+    return Composed(text, sources, best.lex, best.sem, bool(_DIGIT.search(plain(text))))
+
+
 def answer(question: str, texts: Sequence[str]) -> str:
-    """Best sentences of the first SOURCES texts, each cited as [n] (n = 1-based text index)."""
-    texts = list(texts)[:SOURCES]
-    picked = best_sentences(question, texts)
-    if not picked:
-        first = next(((i, s[0]) for i, t in enumerate(texts) if (s := sentences(t))), None)
-        if first is None:
-            return ""
-        picked = [(first[0], 0, first[1])]
-    return " ".join(_cite(sent, src + 1) for src, _, sent in picked)
+    """Plain texts (no retrieval metadata) answered the same way: [n] = texts[n - 1]."""
+    hits = [SearchHit(i, 1.0, 1.0, {"content": t}) for i, t in enumerate(texts)]
+    return compose(question, hits).text
+
+
+MIN_SUPPORT = 0.0  # calibrated: see supported()
+
+
+def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
+    """Whether the quoted text answers the question well enough to be shown as an answer.
+    `quantity`: for a question asking for a number, the words one of which must stand beside
+    a number in the quote (functions.answer_checks.quantity_words)."""
+    from functions.answer_checks import states_quantity
+
+    if not composed.text:
+        return False
+    if quantity is not None and not states_quantity(plain_lines(composed.text), quantity):
+        return False  # "how many hours …" answered without a number of hours is not an answer
+    return SEMANTIC_WEIGHT * composed.sem + (1 - SEMANTIC_WEIGHT) * composed.lex >= MIN_SUPPORT

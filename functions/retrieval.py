@@ -116,6 +116,15 @@ class Retriever:
             dense = self.embedder.embed_batch([query])[0]
             return self.backend.search(dense, encode_query(query), limit, filters or None, mode)
 
+    def word_search(self, text: str, filters: dict[str, str] | None = None,
+                    limit: int = 10) -> list[SearchHit]:
+        """The chunks that best match text's words (BM25 only, no embedding): where, if
+        anywhere, the book uses a name."""
+        with self._lock:
+            self.ensure_model()
+            zero = [0.0] * int(self.embedder.dimension or 1)
+            return self.backend.search(zero, encode_query(text), limit, filters or None, "sparse")
+
     def retrieve(self, query: str, page_url: str | None = None,
                  filters: dict[str, str] | None = None, mode: str = "hybrid",
                  top_k: int = 5) -> list[SearchHit]:

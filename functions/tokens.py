@@ -35,3 +35,17 @@ def encoding():
 def count_tokens(text: str) -> int:
     """Number of cl100k_base tokens in text (special-token strings count as plain text)."""
     return len(encoding().encode(text, disallowed_special=()))
+
+
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """Lowercase words that are one cl100k_base token with a leading space: the tokenizer
+    learned them as whole words, so they are common in English text (a stand-in for a word
+    frequency list that ships with the package anyway)."""
+    words = set()
+    for token in encoding()._mergeable_ranks:  # bytes -> rank
+        if token[:1] == b" " and len(token) > 2:
+            word = token[1:].decode("utf-8", errors="ignore")
+            if word.isalpha() and word.islower():
+                words.add(word)
+    return frozenset(words)

@@ -148,9 +148,14 @@ def _units(doc: Document, options: ChunkOptions) -> list[Unit]:
             units.append(_unit(doc, units, section, parent, children, options))
             stack.append(len(units) - 1)
         elif section.title:
-            units[-1].items.append(Item(len(units) - 1, "heading", _heading(level, section.title)))
+            units[-1].items.append(Item(len(units) - 1, "heading", _heading(level, section.title),
+                                        anchor=section.anchor, title=section.title))
+        # A folded deeper heading without an id (none in practice) leaves its text cited as
+        # the unit's section.
+        under = section if section.anchor or level in split or level < top else units[-1].section
         units[-1].items.extend(
-            Item(len(units) - 1, block.kind, clean(block.text))
+            Item(len(units) - 1, block.kind, clean(block.text), anchor=under.anchor,
+                 title=under.title)
             for block in section.blocks
             if block.text.strip()
         )
@@ -178,7 +183,8 @@ def _unit(doc, units, section, parent, children, options: ChunkOptions) -> Unit:
         )
     unit = Unit(section, section.level, parent, path, number, prefix, count(prefix) + joint(prefix))
     if section.title:
-        unit.items.append(Item(index, "heading", _heading(section.level, section.title)))
+        unit.items.append(Item(index, "heading", _heading(section.level, section.title),
+                               anchor=section.anchor, title=section.title))
     return unit
 
 
@@ -257,7 +263,8 @@ def _fit_items(units: list[Unit], group: list[int], options: ChunkOptions) -> li
                 later = budget - options.overlap_tokens if item.kind in PROSE else budget
                 pieces = split_block(item.text, item.kind, budget, max(later, budget // 2))
                 out.extend(
-                    Item(item.unit, item.kind, text, tokens, joint(text), brk=k > 0)
+                    Item(item.unit, item.kind, text, tokens, joint(text), brk=k > 0,
+                         anchor=item.anchor, title=item.title)
                     for k, (text, tokens) in enumerate(pieces)
                 )
             run = []
@@ -286,8 +293,27 @@ def _chunk(doc: Document, unit: Unit, content: str, tokens: int, items, index: i
         content_hash=content_hash(embed_text),
         content_type=_content_type(items),
         tags=list(doc.tags),
+        sections=_sections(doc, unit, items),
         embed_text=embed_text,
     )
+
+
+def _sections(doc: Document, unit: Unit, items) -> list[dict]:
+    """Where each heading's text starts in the chunk content: one entry per run of items under
+    the same heading, so a quote can cite the exact heading it sits under (a merged short
+    section keeps its own anchor). The first entry starts at 0."""
+    out: list[dict] = []
+    start = 0
+    for item in items:
+        anchor = item.anchor or ""
+        if not out or out[-1]["anchor"] != anchor:
+            title = item.title or (unit.path[-1] if not anchor else "")
+            out.append({"anchor": anchor, "title": " ".join(title.split()),
+                        "url": f"{doc.url}#{anchor}" if anchor else doc.url, "start": start})
+        start += len(item.text) + len(SEP)
+    if out:
+        out[0]["start"] = 0
+    return out
 
 
 def _content_type(items: list[Item]) -> str:

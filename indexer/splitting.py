@@ -215,6 +215,10 @@ class Item:
     tokens: int = 0
     joint: int = 0  # tokens SEP costs after it
     brk: bool = False  # a later piece of a cut block: it starts a new chunk
+    # The heading this text sits under (a folded deeper heading included): what a quote of
+    # it cites. None for the page top / an H1, which have no id.
+    anchor: str | None = None
+    title: str = ""
 
 
 def size(items: list[Item]) -> int:
@@ -269,5 +273,6 @@ def _overlap(pieces, items: list[Item], i: int, limit: int, overlap: int) -> Ite
     for text, tokens in reversed(tail_options(last.text, overlap)):
         cost = joint(text)
         if tokens + cost + start <= limit:
-            return Item(first.unit, last.kind, text, tokens, cost)
+            return Item(first.unit, last.kind, text, tokens, cost, anchor=last.anchor,
+                        title=last.title)
     return None

@@ -7,23 +7,31 @@ import os
 import sys
 from pathlib import Path
 
-from indexer.evaluate.report import fmt, not_indexed_lines, to_json, to_table
+from indexer.evaluate.report import fmt, not_citable_lines, to_json, to_table
 
 EXAMPLES = """examples:
-  textbook-chat eval questions.jsonl                       table of hit@k, MRR, abstention, misses
+  textbook-chat eval questions.jsonl                       the answers shown, scored; misses listed
+  textbook-chat eval questions.jsonl --build-dir build     citations checked against the built HTML
   textbook-chat eval questions.jsonl --json                one JSON object on stdout
   textbook-chat eval questions.jsonl --retrieval dense     dense-only instead of hybrid
   textbook-chat eval questions.jsonl --baseline naive      512-token windows that ignore headings
   textbook-chat eval questions.jsonl --min-hit5 0.9 --min-mrr 0.8   fail (exit 1) below these
 
 Each line of QUESTIONS.jsonl: {"id", "question", "expected_url", "expected_page", "kind"} with
-kind concept|fact|howto|keyword|unanswerable (expected_* null for unanswerable).
+kind concept|fact|howto|keyword|structured|typo|multi|followup|unanswerable (expected_* null
+for unanswerable); a followup has "history": [{"role", "content"}, ...], a multi question
+"also": {"expected_url"} naming its second section.
+Each question goes through the POST /chat path; the answer shown is scored: does it cite the
+expected section (answer_cites_expected), was an answerable question refused, was an
+unanswerable one refused. A question whose section cannot be cited counts as a miss.
 The index is the one `textbook-chat index` wrote (QDRANT_PATH / QDRANT_URL, QDRANT_COLLECTION).
-exit status: 0 ok, 1 a --min-* threshold missed, 2 bad question file or usage error.
+exit status: 0 ok, 1 a --min-* threshold missed or nothing could be scored, 2 bad question
+file or usage error.
 """
 
 # flag -> (summary key, label)
 THRESHOLDS = {
+    "min_cites": ("answer_cites_expected", "answers citing the expected section"),
     "min_hit1": ("hit_at_1", "section hit@1"),
     "min_hit5": ("hit_at_5", "section hit@5"),
     "min_mrr": ("mrr_at_10", "section MRR@10"),
@@ -58,6 +66,14 @@ def register(subparsers) -> None:
                         "indexed into COLLECTION-naive from the current index")
     p.add_argument("--collection", default=None,
                    help="collection to evaluate (default QDRANT_COLLECTION or 'textbook')")
+    p.add_argument("--build-dir", type=Path, default=None,
+                   help="the site's `docusaurus build` output: every citation shown must be a "
+                        "page there with that id")
+    p.add_argument("--base-url", default=None,
+                   help="the site's baseUrl, for --build-dir (default: read from "
+                        "docusaurus.config.* beside the build folder, else /)")
+    p.add_argument("--min-cites", type=_share, metavar="X",
+                   help="exit 1 if the share of answers citing the expected section < X")
     p.add_argument("--min-hit1", type=_share, metavar="X", help="exit 1 if section hit@1 < X")
     p.add_argument("--min-hit5", type=_share, metavar="X", help="exit 1 if section hit@5 < X")
     p.add_argument("--min-mrr", type=_share, metavar="X", help="exit 1 if section MRR@10 < X")
@@ -80,6 +96,7 @@ def missed_thresholds(summary: dict, limits: dict[str, float | None]) -> list[st
 
 def cmd_eval(args) -> int:
     from functions.settings import Settings
+    from indexer.evaluate.metrics import unscorable
     from indexer.evaluate.questions import QuestionFileError, read_questions
     from indexer.evaluate.runner import run_eval
 
@@ -91,17 +108,38 @@ def cmd_eval(args) -> int:
     settings = Settings.from_env(os.environ)
     if args.collection:
         settings = settings.with_(collection=args.collection)
-    run = run_eval(questions, settings, mode=args.retrieval, baseline=args.baseline)
+    valid = None
+    if args.build_dir is not None:
+        if not args.build_dir.is_dir():
+            print(f"textbook-chat eval: --build-dir {args.build_dir} is not a folder; pass the "
+                  "site's build output (run `npm run build` in the site first)", file=sys.stderr)
+            return 2
+        valid = _build_checker(args.build_dir, args.base_url)
+    run = run_eval(questions, settings, mode=args.retrieval, baseline=args.baseline,
+                   valid_citation=valid)
     summary = run.summary
-    for line in not_indexed_lines(summary):
-        print(f"textbook-chat eval: {line}", file=sys.stderr)
     if args.json:
+        for line in not_citable_lines(summary):  # the table lists them among the misses
+            print(f"textbook-chat eval: {line}", file=sys.stderr)
         print(to_json(summary))
     else:
         title = (f"{len(questions)} questions, {args.retrieval} retrieval over "
                  f"{run.collection!r} ({run.chunks} chunks)")
         print(to_table(summary, title))
     failures = missed_thresholds(summary, {f: getattr(args, f) for f in THRESHOLDS})
+    nothing = unscorable(summary)
+    if nothing:
+        failures.insert(0, f"nothing could be scored: {nothing}")
     for failure in failures:
         print(f"textbook-chat eval: FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _build_checker(build_dir: Path, base_url: str | None):
+    from indexer.check import build_anchor_checker
+
+    if base_url is None:
+        from indexer.site_config import load_site_config
+
+        base_url = load_site_config(build_dir.resolve().parent).site.base_url or "/"
+    return build_anchor_checker(build_dir, base_url)

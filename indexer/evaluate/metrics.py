@@ -1,4 +1,5 @@
-"""Pure scoring of an eval run: hit@k, MRR@10, abstention, citation validity, latency."""
+"""Pure scoring of an eval run: the answer a reader sees (does it cite the expected section, did it
+refuse rightly), with hit@k, MRR@10, citation validity and latency beside it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from indexer.evaluate.questions import ANSWERABLE_KINDS, Question
 
 TOP_K = 10
-NOT_INDEXED = "expected section not indexed"
+NOT_CITABLE = "expected section cannot be cited (no indexed chunk holds that heading)"
 
 
 @dataclass(frozen=True)
@@ -18,10 +19,17 @@ class Outcome:
     question: Question
     ranking: list[str]  # url (page + '#' + anchor) of each retrieved chunk, best first
     pages: list[str]  # page_url of the same chunks
-    citations: list[str]  # url of every citation in the answer
-    low_confidence: bool
+    citations: list[str]  # url of every citation in the answer shown
+    low_confidence: bool  # the reader was told the book doesn't cover it
     latency_ms: float
     titles: list[str] = field(default_factory=list)  # section titles of the ranking, for misses
+    answer: str = ""  # the answer text shown
+    # every citable url each retrieved chunk holds (its own + merged short sections'); empty:
+    # just the ranking's url
+    held: list[tuple[str, ...]] = field(default_factory=list)
+
+    def holds(self, i: int) -> tuple[str, ...]:
+        return self.held[i] if i < len(self.held) and self.held[i] else (self.ranking[i],)
 
 
 def rank_of(expected: str | None, urls: Sequence[str], k: int = TOP_K) -> int | None:
@@ -31,6 +39,17 @@ def rank_of(expected: str | None, urls: Sequence[str], k: int = TOP_K) -> int | 
     for i, url in enumerate(urls[:k], start=1):
         if url == expected:
             return i
+    return None
+
+
+def section_rank(o: Outcome, k: int = TOP_K) -> int | None:
+    """1-based rank of the first retrieved chunk that holds the expected section."""
+    expected = o.question.expected_url
+    if expected is None:
+        return None
+    for i in range(min(k, len(o.ranking))):
+        if expected in o.holds(i):
+            return i + 1
     return None
 
 
@@ -60,24 +79,34 @@ def _share(flags: Iterable[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
-def _scores(outcomes: Sequence[Outcome]) -> dict:
-    """Retrieval and abstention scores of outcomes whose expected section is indexed."""
+def cites_expected(o: Outcome, citable: set[str]) -> bool:
+    """The answer was shown (not refused) and one of its citations is the expected section;
+    a section that cannot be cited is never cited."""
+    url = o.question.expected_url
+    return bool(url) and url in citable and not o.low_confidence and url in o.citations
+
+
+def _scores(outcomes: Sequence[Outcome], citable: set[str]) -> dict:
     answerable = [o for o in outcomes if o.question.answerable]
     unanswerable = [o for o in outcomes if not o.question.answerable]
-    ranks = [rank_of(o.question.expected_url, o.ranking) for o in answerable]
+    multi = [o for o in answerable if o.question.also_url]
+    ranks = [section_rank(o) for o in answerable]
     page_ranks = [rank_of(o.question.expected_page, o.pages) for o in answerable]
     return {
         "n": len(outcomes),
+        "answer_cites_expected": _share(cites_expected(o, citable) for o in answerable),
+        "answer_cites_also": _share(
+            not o.low_confidence and o.question.also_url in o.citations for o in multi),
+        "abstain_answerable": _share(o.low_confidence for o in answerable),
+        "abstain_unanswerable": _share(o.low_confidence for o in unanswerable),
         "hit_at_1": hit_at(ranks, 1),
         "hit_at_5": hit_at(ranks, 5),
         "mrr_at_10": mrr(ranks),
         "page_hit_at_5": hit_at(page_ranks, 5),
-        "abstain_unanswerable": _share(o.low_confidence for o in unanswerable),
-        "abstain_answerable": _share(o.low_confidence for o in answerable),
     }
 
 
-def _miss(o: Outcome, reason: str, rank: int | None) -> dict:
+def _miss(o: Outcome, reason: str) -> dict:
     return {
         "id": o.question.id,
         "line": o.question.line,
@@ -85,67 +114,86 @@ def _miss(o: Outcome, reason: str, rank: int | None) -> dict:
         "question": o.question.question,
         "expected": o.question.expected_url,
         "reason": reason,
-        "rank": rank,
+        "rank": section_rank(o),
         "retrieved": o.ranking[:5],
         "cited": o.citations,
         "low_confidence": o.low_confidence,
+        "answer": o.answer,
     }
 
 
-def misses(outcomes: Sequence[Outcome]) -> list[dict]:
-    """Every question the run got wrong: expected section not in the top 5, an unanswerable
-    question answered confidently, an answerable one flagged low-confidence."""
-    out = []
-    for o in outcomes:
-        if not o.question.answerable:
-            if not o.low_confidence:
-                out.append(_miss(o, "answered, but the book does not cover it", None))
-            continue
-        rank = rank_of(o.question.expected_url, o.ranking)
-        if rank is None or rank > 5:
-            where = "not in the top 10" if rank is None else f"ranked {rank}"
-            out.append(_miss(o, f"expected section {where}", rank))
-        elif o.low_confidence:
-            out.append(_miss(o, "found, but flagged low confidence", rank))
-    return out
+def miss_reason(o: Outcome, citable: set[str]) -> str | None:
+    """Why the answer shown for this question is wrong, or None when it is right."""
+    q = o.question
+    if not q.answerable:
+        return None if o.low_confidence else "answered, but the book does not cover it"
+    if q.expected_url not in citable:
+        return NOT_CITABLE
+    if cites_expected(o, citable):
+        return None
+    rank = section_rank(o)
+    where = "not retrieved" if rank is None else f"retrieved at rank {rank}"
+    if o.low_confidence:
+        return f"refused, but the book answers it (expected section {where})"
+    return f"answered without citing the expected section ({where})"
 
 
-def summarize(outcomes: Sequence[Outcome], indexed_urls: set[str]) -> dict:
-    """The report object: exactly the keys of issue 5, plus `not_indexed` kept apart by callers.
-
-    Questions whose expected_url is not a chunk url of the index are left out of every score
-    (they cannot be found); they are listed under `not_indexed` and counted per kind.
+def summarize(outcomes: Sequence[Outcome], citable: set[str],
+              valid_citation=None) -> dict:
+    """The report object. `citable`: every url a citation can have (chunk urls and the urls
+    of the sections they hold). Every question is scored: one whose expected section cannot be
+    cited is a miss, listed under `not_citable` too. `valid_citation(url) -> bool` checks each
+    shown citation (default: it is citable; with a build folder: its id is on the built page).
     """
-    scored = [
-        o for o in outcomes if not o.question.answerable or o.question.expected_url in indexed_urls
-    ]
-    skipped = [o for o in outcomes if o not in scored]
+    valid_citation = valid_citation or (lambda url: url in citable)
     cited = [url for o in outcomes for url in o.citations]
     by_kind = {}
     for kind in (*ANSWERABLE_KINDS, "unanswerable"):
-        of_kind = [o for o in scored if o.question.kind == kind]
-        gone = sum(1 for o in skipped if o.question.kind == kind)
-        if not of_kind and not gone:
+        of_kind = [o for o in outcomes if o.question.kind == kind]
+        if not of_kind:
             continue
-        scores = _scores(of_kind)
+        scores = _scores(of_kind, citable)
         if kind == "unanswerable":
             scores = {"n": scores["n"], "abstain_unanswerable": scores["abstain_unanswerable"]}
         else:
             scores.pop("abstain_unanswerable")
-            scores["not_indexed"] = gone
+            if kind != "multi":
+                scores.pop("answer_cites_also")
+            scores["not_citable"] = sum(1 for o in of_kind if o.question.expected_url not in citable)
         by_kind[kind] = scores
-    totals = _scores(scored)
+    totals = _scores(outcomes, citable)
     totals.pop("n")
     latencies = [o.latency_ms for o in outcomes]
+    missed = []
+    for o in outcomes:
+        reason = miss_reason(o, citable)
+        if reason:
+            missed.append(_miss(o, reason))
+    answerable = [o for o in outcomes if o.question.answerable]
     return {
+        "n": len(outcomes),
         **totals,
-        "citation_validity": _share(url in indexed_urls for url in cited),
+        "citation_validity": _share(valid_citation(url) for url in cited),
         "by_kind": by_kind,
-        "misses": misses(scored),
+        "misses": missed,
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
-        "not_indexed": [
+        "not_citable": [
             {"id": o.question.id, "line": o.question.line, "expected": o.question.expected_url,
-             "reason": NOT_INDEXED}
-            for o in skipped
+             "reason": NOT_CITABLE}
+            for o in answerable if o.question.expected_url not in citable
         ],
     }
+
+
+def unscorable(summary: dict) -> str | None:
+    """Why nothing in a run could be scored (exit non-zero), or None."""
+    if not summary["n"]:
+        return "the question file has no questions"
+    answerable = sum(s["n"] for k, s in summary["by_kind"].items() if k != "unanswerable")
+    if answerable and len(summary["not_citable"]) == answerable:
+        return (
+            "no expected section of any question is in the index: the question file's URLs "
+            "and the indexed URLs differ (index with the site's settings: --site-dir or "
+            "--base-url / --route-base-path / --trailing-slash)"
+        )
+    return None

@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("concept", "fact", "howto", "keyword", "unanswerable")
+KINDS = ("concept", "fact", "howto", "keyword", "structured", "typo", "multi", "followup",
+         "unanswerable")
 ANSWERABLE_KINDS = KINDS[:-1]
+ROLES = ("user", "assistant")
 FIELDS = ("id", "question", "expected_url", "expected_page", "kind")
 MAX_REPORTED = 20  # problems listed in one error; the rest are counted
 
@@ -21,6 +23,8 @@ class Question:
     expected_page: str | None
     kind: str
     line: int  # 1-based line in the file, for messages
+    history: tuple[dict, ...] = ()  # earlier {role, content} turns of a follow-up
+    also_url: str | None = None  # the second section a `multi` answer should cite
 
     @property
     def answerable(self) -> bool:
@@ -77,6 +81,20 @@ def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
                 f"{where}: expected_url {url!r} is not on expected_page {page!r} "
                 "(expected_url should be expected_page + '#' + heading id)"
             )
+    history = obj.get("history") or []
+    if not isinstance(history, list) or not all(
+        isinstance(t, dict) and t.get("role") in ROLES and isinstance(t.get("content"), str)
+        for t in history
+    ):
+        problems.append(f"{where}: history must be a list of {{\"role\": \"user\"|\"assistant\", "
+                        "\"content\": \"...\"}} turns")
+    elif kind == "followup" and not history:
+        problems.append(f"{where}: a followup question needs the earlier turns in \"history\"")
+    also = obj.get("also")
+    also_url = also.get("expected_url") if isinstance(also, dict) else None
+    if kind == "multi" and not (isinstance(also_url, str) and also_url.strip()):
+        problems.append(f"{where}: a multi question needs \"also\": {{\"expected_url\": ...}} "
+                        "naming its second section")
     if problems:
         return None, problems
     return Question(
@@ -86,6 +104,8 @@ def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
         expected_page=obj["expected_page"],
         kind=kind,
         line=0,
+        history=tuple({"role": t["role"], "content": t["content"]} for t in history),
+        also_url=also_url if kind == "multi" else None,
     ), []
 
 

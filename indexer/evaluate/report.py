@@ -6,25 +6,31 @@ import json
 from collections.abc import Mapping
 
 JSON_KEYS = (
+    "n",
+    "answer_cites_expected",
+    "answer_cites_also",
+    "abstain_answerable",
+    "abstain_unanswerable",
     "hit_at_1",
     "hit_at_5",
     "mrr_at_10",
     "page_hit_at_5",
-    "abstain_unanswerable",
-    "abstain_answerable",
     "citation_validity",
     "by_kind",
     "misses",
+    "not_citable",
     "latency_ms",
 )
 _ROWS = (
+    ("answer_cites_expected", "answers citing the expected section"),
+    ("answer_cites_also", "multi: answers citing the second section"),
+    ("abstain_answerable", "answerable refused"),
+    ("abstain_unanswerable", "unanswerable refused"),
     ("hit_at_1", "section hit@1"),
     ("hit_at_5", "section hit@5"),
     ("mrr_at_10", "section MRR@10"),
     ("page_hit_at_5", "page hit@5"),
-    ("abstain_unanswerable", "unanswerable flagged low-confidence"),
-    ("abstain_answerable", "answerable wrongly flagged"),
-    ("citation_validity", "citations that are indexed sections"),
+    ("citation_validity", "citations that exist"),
 )
 
 
@@ -37,10 +43,10 @@ def to_json(summary: Mapping) -> str:
     return json.dumps({key: summary[key] for key in JSON_KEYS}, indent=2)
 
 
-def not_indexed_lines(summary: Mapping) -> list[str]:
+def not_citable_lines(summary: Mapping) -> list[str]:
     return [
         f"{item['id']} (line {item['line']}): {item['reason']}: {item['expected']}"
-        for item in summary.get("not_indexed", [])
+        for item in summary.get("not_citable", [])
     ]
 
 
@@ -50,37 +56,37 @@ def to_table(summary: Mapping, title: str = "") -> str:
         out.append(f"  {label:<38} {fmt(summary[key])}")
     lat = summary["latency_ms"]
     out.append(f"  {'latency p50 / p95 (ms)':<38} {fmt(lat['p50'], 1)} / {fmt(lat['p95'], 1)}")
-    out += ["", f"  {'kind':<13} {'n':>3} {'hit@1':>6} {'hit@5':>6} {'MRR':>6} {'page@5':>7}"
-            f" {'flagged':>8} {'not indexed':>12}"]
+    out += ["", f"  {'kind':<12} {'n':>3} {'cites':>6} {'also':>6} {'refused':>8} {'hit@1':>6}"
+            f" {'hit@5':>6} {'MRR':>6} {'not citable':>12}"]
     for kind, s in summary["by_kind"].items():
-        flagged = s.get("abstain_unanswerable", s.get("abstain_answerable"))
+        refused = s.get("abstain_unanswerable", s.get("abstain_answerable"))
         out.append(
-            f"  {kind:<13} {s['n']:>3} {fmt(s.get('hit_at_1'), 2):>6} "
-            f"{fmt(s.get('hit_at_5'), 2):>6} {fmt(s.get('mrr_at_10'), 2):>6} "
-            f"{fmt(s.get('page_hit_at_5'), 2):>7} {fmt(flagged, 2):>8} "
-            f"{s.get('not_indexed', 0):>12}"
+            f"  {kind:<12} {s['n']:>3} {fmt(s.get('answer_cites_expected'), 2):>6} "
+            f"{fmt(s.get('answer_cites_also'), 2) if 'answer_cites_also' in s else '':>6} "
+            f"{fmt(refused, 2):>8} {fmt(s.get('hit_at_1'), 2):>6} {fmt(s.get('hit_at_5'), 2):>6} "
+            f"{fmt(s.get('mrr_at_10'), 2):>6} {s.get('not_citable', ''):>12}"
         )
     if summary["misses"]:
         out += ["", f"  misses ({len(summary['misses'])}):"]
         for m in summary["misses"]:
             out.append(f"  - {m['id']} (line {m['line']}, {m['kind']}): {m['question']}")
-            out.append(f"      expected {m['expected'] or 'low confidence'}: {m['reason']}")
-            for i, url in enumerate(m["retrieved"], start=1):
-                out.append(f"      {i}. {url}")
-    lines = not_indexed_lines(summary)
-    if lines:
-        out += ["", f"  expected section not indexed ({len(lines)}; left out of the scores):"]
-        out += [f"  - {line}" for line in lines]
+            out.append(f"      expected {m['expected'] or 'a refusal'}: {m['reason']}")
+            if m["cited"]:
+                out.append(f"      cited: {', '.join(m['cited'])}")
+            answer = " ".join(m.get("answer", "").split())
+            if answer:
+                out.append(f"      answer: {answer[:160]}{'…' if len(answer) > 160 else ''}")
     return "\n".join(out)
 
 
 _COMPARE = (
+    ("answer_cites_expected", "cites"),
+    ("abstain_answerable", "ans.refused"),
+    ("abstain_unanswerable", "unans.refus"),
     ("hit_at_1", "hit@1"),
     ("hit_at_5", "hit@5"),
     ("mrr_at_10", "MRR@10"),
     ("page_hit_at_5", "page@5"),
-    ("abstain_unanswerable", "unans.flag"),
-    ("abstain_answerable", "ans.flag"),
     ("citation_validity", "citations"),
 )
 
@@ -88,10 +94,10 @@ _COMPARE = (
 def comparison_table(rows: Mapping[str, Mapping]) -> str:
     """One line per run (label -> summary), for comparing retrieval modes and corpora."""
     width = max([len(label) for label in rows] + [10])
-    head = f"{'run':<{width}} " + " ".join(f"{name:>10}" for _, name in _COMPARE)
+    head = f"{'run':<{width}} " + " ".join(f"{name:>11}" for _, name in _COMPARE)
     out = [head + f" {'p50 ms':>8} {'p95 ms':>8}"]
     for label, s in rows.items():
-        cells = " ".join(f"{fmt(s[key]):>10}" for key, _ in _COMPARE)
+        cells = " ".join(f"{fmt(s.get(key)):>11}" for key, _ in _COMPARE)
         lat = s["latency_ms"]
         out.append(
             f"{label:<{width}} {cells} {fmt(lat['p50'], 1):>8} {fmt(lat['p95'], 1):>8}"

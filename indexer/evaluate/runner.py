@@ -55,7 +55,7 @@ def ask_all(
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
     from functions.answering import answer_chat
     from functions.retrieval import rerank
-    from functions.validation import ChatRequest
+    from functions.validation import ChatRequest, Turn
 
     retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
     outcomes = []
@@ -63,8 +63,9 @@ def ask_all(
         backend.last = []
         start = clock()
         result = answer_chat(
-            ChatRequest(question=q.question, mode=mode), retriever, llm, deps.spend_cap,
-            settings, deps.paid,
+            ChatRequest(question=q.question, mode=mode,
+                        history=tuple(Turn(t["role"], t["content"]) for t in q.history)),
+            retriever, llm, deps.spend_cap, settings, deps.paid,
         )
         elapsed = (clock() - start) * 1000.0
         ranking = rerank(backend.last, None, top_k=TOP_K)
@@ -77,15 +78,28 @@ def ask_all(
                 low_confidence=bool(result.get("low_confidence")),
                 latency_ms=elapsed,
                 titles=[str(h.payload.get("section_title", "")) for h in ranking],
+                answer=str(result.get("answer", "")),
+                held=[tuple(held_urls(h.payload)) for h in ranking],
             )
         )
     return outcomes
 
 
+def held_urls(payload: dict) -> list[str]:
+    """The url of a chunk and of every section it holds (merged short sections keep theirs)."""
+    urls = [str(payload.get("url", ""))]
+    for section in payload.get("sections") or []:
+        url = str(section.get("url", ""))
+        if url and url not in urls:
+            urls.append(url)
+    return urls
+
+
 def indexed_urls(store) -> set[str]:
-    """Every chunk url in the collection (raises a clear error when it does not exist)."""
+    """Every url a citation can have in the collection (raises a clear error when it does not
+    exist): chunk urls and the urls of the sections they hold."""
     store.collection_meta()
-    return {str(p.get("url", "")) for _, p in store.scroll_payloads(["url"])}
+    return {url for _, p in store.scroll_payloads(["url", "sections"]) for url in held_urls(p)}
 
 
 def run_eval(
@@ -95,11 +109,13 @@ def run_eval(
     baseline: str | None = None,
     embedder=None,
     store=None,
+    valid_citation=None,
 ) -> EvalRun:
     """Evaluate the collection of `settings` (or its naive baseline, rebuilt from it).
 
     `store`: an open QdrantStore to reuse (local Qdrant allows one client per folder);
-    `embedder`: a ready embedder (tests pass fakes), else the one settings select.
+    `embedder`: a ready embedder (tests pass fakes), else the one settings select;
+    `valid_citation(url) -> bool`: checks each shown citation (e.g. against a build folder).
     """
     from functions.deps import Deps
     from functions.ratelimit import MemorySpendCap
@@ -131,7 +147,8 @@ def run_eval(
             spend_cap=MemorySpendCap(10**12),  # an eval never spends the site's daily budget
         )
         outcomes = ask_all(questions, deps, backend, mode)
-        return EvalRun(summarize(outcomes, known), outcomes, target.collection, mode, target.count())
+        return EvalRun(summarize(outcomes, known, valid_citation), outcomes, target.collection,
+                       mode, target.count())
     finally:
         if own:
             store.close()

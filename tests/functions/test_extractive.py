@@ -1,49 +1,151 @@
-"""The offline answerer picks matching prose sentences and cites them."""
+"""The offline answerer quotes the block that answers, whole, cited with the heading it sits under.
+
+Golden answers for the failure kinds readers saw: the answer in a table, in a code block, on a
+one-line definition, in a short section merged into its neighbour, next to a quiz, and in a
+paragraph that opens with a pronoun.
+"""
 
 from __future__ import annotations
 
-from functions.extractive import answer, sentences
+from functions.blocks import split_blocks
+from functions.citations import link_citations
+from functions.extractive import compose, sentences, supported
+from functions.search_types import SearchHit
 
-DOC1 = """Intro line that is long enough to count as prose.
-
-```python
-jitter = measure()  # code is never quoted
-```
-
-| Term | Meaning |
-|---|---|
-| jitter | table rows are skipped |
-
-Jitter is the variation of the loop period. Measure jitter with a monotonic clock.
-
-Two numbers describe jitter in a loop:"""
-DOC2 = "Encoders count ticks on a wheel. Jitter also affects encoders sampled in the loop."
+PAGE = "/book/docs/rl"
 
 
-def test_sentences_skip_code_and_tables():
-    out = sentences(DOC1)
-    assert "Jitter is the variation of the loop period." in out
-    assert not any("measure()" in s or "table rows" in s or s.endswith(":") for s in out)
+def hit(content: str, anchor: str = "top", title: str = "Top", dense: float = 0.8,
+        sections: list[dict] | None = None, pid: int = 1) -> SearchHit:
+    return SearchHit(pid, dense, dense, {
+        "content": content, "url": f"{PAGE}#{anchor}", "anchor": anchor, "page_url": PAGE,
+        "section_title": title, "doc_title": "RL", "doc_path": "rl.md",
+        "sections": sections or [{"anchor": anchor, "title": title, "url": f"{PAGE}#{anchor}",
+                                  "start": 0}],
+    })
 
 
-def test_answer_cites_each_sentence_with_its_source():
-    text = answer("How do I measure jitter?", [DOC1, DOC2])
-    assert "Measure jitter with a monotonic clock [1]." in text
-    assert text.count("[") <= 3
-    assert "[2]" not in text or "Jitter also affects encoders" in text
+def shown(question: str, hits: list[SearchHit], embed=None) -> tuple[str, list[dict]]:
+    composed = compose(question, hits, embed)
+    return link_citations(composed.text, composed.sources)
 
 
-def test_answer_falls_back_to_the_first_sentence():
-    assert answer("zebra?", [DOC2]) == "Encoders count ticks on a wheel [1]."
-    assert answer("zebra?", []) == ""
+def test_answer_in_a_table_is_quoted_whole_with_its_lead_in():
+    content = ("## Robots\n\nThe humanoids compared in this chapter:\n\n"
+               "| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |\n"
+               "| Atlas | 1.5 m | 89 kg |")
+    text, cites = shown("How tall and heavy is Optimus Gen 2?", [hit(content)])
+    assert text == ("The humanoids compared in this chapter [1]:\n\n"
+                    "| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |\n"
+                    "| Atlas | 1.5 m | 89 kg |")
+    assert [c["url"] for c in cites] == [f"{PAGE}#top"]
 
 
-def test_far_weaker_hits_are_not_quoted_but_keep_their_number():
-    from functions.answering import _extractive_sources
-    from functions.search_types import SearchHit
+def test_answer_in_a_code_block_keeps_the_fence():
+    content = ("Spawn the robot with this launch file.\n\n```python\n"
+               "Node(package='gazebo_ros', executable='spawn_entity.py')\n```")
+    text, _ = shown("How do I spawn the robot in Gazebo with spawn_entity?", [hit(content)])
+    assert text == ("Spawn the robot with this launch file [1].\n\n```python\n"
+                    "Node(package='gazebo_ros', executable='spawn_entity.py')\n```")
 
-    def hit(pid: int, dense: float, text: str) -> SearchHit:
-        return SearchHit(point_id=pid, score=0.5, dense_score=dense, payload={"content": text})
 
-    hits = [hit(1, 0.6, "Strong text."), hit(2, 0.35, "Close text."), hit(3, 0.05, "Weak text.")]
-    assert _extractive_sources(hits) == ["Strong text.", "Close text.", ""]
+def test_a_one_line_definition_is_answer_material():
+    content = ("V(s) is the value of a state.\n\n"
+               "- V(s): Value of state s\n- γ: Discount factor\n- R: Reward")
+    text, cites = shown("What does γ mean?", [hit(content, "bellman-equation", "Bellman Equation")])
+    assert "γ: Discount factor" in text
+    assert cites[0]["section_title"] == "Bellman Equation"
+
+
+def test_merged_short_section_is_cited_with_its_own_heading():
+    content = ("### Policies\n\nA policy maps states to actions.\n\n"
+               "### Bellman Equation\n\nThe Bellman equation writes a value as reward plus the "
+               "discounted value of the next state.")
+    start = content.index("### Bellman")
+    sections = [
+        {"anchor": "policies", "title": "Policies", "url": f"{PAGE}#policies", "start": 0},
+        {"anchor": "bellman-equation", "title": "Bellman Equation",
+         "url": f"{PAGE}#bellman-equation", "start": start},
+    ]
+    text, cites = shown("What does the Bellman equation say about a value?",
+                        [hit(content, "policies", "Policies", sections=sections)])
+    assert "reward plus the discounted value" in text
+    assert [c["url"] for c in cites] == [f"{PAGE}#bellman-equation"]
+    assert cites[0]["section_title"] == "Bellman Equation"
+
+
+def test_quiz_prompts_options_and_navigation_are_never_quoted():
+    content = ("The durability QoS policy decides whether late subscribers get old messages.\n\n"
+               "**Question 1:** What does the durability QoS policy determine?\n\n"
+               "- A) Topics\n- B) Services\n- C) Durability of old messages\n\n"
+               "**Next:** Durability in practice →")
+    text, _ = shown("What does the durability QoS policy determine?", [hit(content)])
+    assert text == ("The durability QoS policy decides whether late subscribers get old "
+                    "messages [1].")
+
+
+def test_a_quiz_section_is_skipped_unless_asked_for():
+    quiz = hit("What does the durability policy determine? Durability decides late messages.",
+               "quiz", "Quiz", pid=2)
+    lesson = hit("Durability decides whether a late subscriber receives old messages.",
+                 "durability", "Durability", dense=0.7)
+    _, cites = shown("What does durability decide?", [quiz, lesson])
+    assert [c["section_title"] for c in cites] == ["Durability"]
+
+
+def test_a_pronoun_led_paragraph_brings_the_one_before():
+    content = ("Integral windup happens when the integral term keeps growing while the motor "
+               "is saturated.\n\nThis makes the controller overshoot badly once the error "
+               "changes sign, so clamp the integral term.")
+    text, _ = shown("Why does the controller overshoot after saturation, and what should I clamp?",
+                    [hit(content)])
+    assert text.startswith("Integral windup happens")
+    assert text.endswith("clamp the integral term [1].")
+
+
+def test_a_long_paragraph_is_cut_to_whole_sentences():
+    filler = " ".join(f"Sentence {i} talks about something unrelated to motors." for i in range(20))
+    content = filler + " Stepper motors hold position without feedback. " + filler
+    text, _ = shown("Do stepper motors need feedback to hold position?", [hit(content)])
+    assert "Stepper motors hold position without feedback" in text
+    assert len(text) < 400 and text.endswith("[1].")
+    assert text[0].isupper()
+
+
+def test_far_weaker_hits_are_not_quoted():
+    strong = hit("Encoders count ticks on a wheel to measure rotation.", "encoders", "Encoders",
+                 dense=0.8)
+    weak = hit("Encoders appear in the glossary too.", "glossary", "Glossary", dense=0.3, pid=2)
+    _, cites = shown("How do encoders measure rotation?", [strong, weak])
+    assert [c["section_title"] for c in cites] == ["Encoders"]
+
+
+def test_a_close_second_block_from_another_section_joins():
+    services = hit("A service call always makes the calling node wait.", "services", "Services")
+    actions = hit("An action call never makes the calling node wait.", "actions", "Actions", pid=2)
+    text, cites = shown("Does a service call or an action call make the calling node wait?",
+                        [services, actions])
+    assert {c["section_title"] for c in cites} == {"Services", "Actions"}
+    assert text.count("[") == 2
+
+
+def test_quantity_question_needs_a_number_of_that_unit():
+    content = "The battery warns at 10 percent and shuts down the arms at 5 percent."
+    composed = compose("How many hours can it run on one charge?", [hit(content)])
+    from functions.answer_checks import quantity_words
+
+    assert not supported(composed, quantity_words("How many hours can it run on one charge?"))
+    assert supported(composed, quantity_words("What battery percentage triggers a warning?"))
+
+
+def test_blocks_keep_lists_tables_and_components_apart():
+    kinds = [(b.kind, b.noise) for b in split_blocks(
+        "Intro:\n- a\n\n- b\n\n| x |\n|---|\n\n<Quiz\n  q=\"x\"\n/>\n\nNext: Motors →")]
+    assert kinds == [("paragraph", False), ("list", False), ("table", False), ("jsx", True),
+                     ("definition", True)]
+
+
+def test_selection_helpers_still_split_prose_sentences():
+    out = sentences("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
+                    "```python\nx = 1\n```")
+    assert out == ["Jitter is the variation of the loop period.", "Measure it with a clock."]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from indexer.evaluate.metrics import (
-    NOT_INDEXED,
+    NOT_CITABLE,
     Outcome,
     hit_at,
     mrr,
@@ -73,7 +73,8 @@ def test_section_miss_can_still_be_a_page_hit():
     assert run["hit_at_5"] == 0.0
     assert run["page_hit_at_5"] == 0.5
     assert [m["id"] for m in run["misses"]] == ["q1", "q2"]
-    assert run["misses"][0]["reason"] == "expected section not in the top 10"
+    assert run["misses"][0]["reason"] == (
+        "answered without citing the expected section (not retrieved)")
     assert run["misses"][0]["retrieved"] == [f"{P}#b", f"{P}#c"]
 
 
@@ -82,7 +83,8 @@ def test_rank_6_is_a_miss_with_its_rank():
     assert run["hit_at_5"] == 0.0
     assert run["mrr_at_10"] == pytest.approx(1 / 6)
     (miss,) = run["misses"]
-    assert (miss["rank"], miss["reason"]) == (6, "expected section ranked 6")
+    assert (miss["rank"], miss["reason"]) == (
+        6, "answered without citing the expected section (retrieved at rank 6)")
 
 
 def test_abstention_shares():
@@ -92,9 +94,9 @@ def test_abstention_shares():
             out(q("q2", None, "unanswerable"), ["b"], low=True),
             out(q("q3", None, "unanswerable"), ["c"], low=False),
             out(q("q4", "a"), ["a"], low=True),
-            out(q("q5", "b"), ["b"]),
-            out(q("q6", "c", "fact"), ["c"]),
-            out(q("q7", "d", "fact"), ["d"]),
+            out(q("q5", "b"), ["b"], cites=["b"]),
+            out(q("q6", "c", "fact"), ["c"], cites=["c"]),
+            out(q("q7", "d", "fact"), ["d"], cites=["d"]),
         ],
         INDEX,
     )
@@ -104,7 +106,7 @@ def test_abstention_shares():
     assert run["hit_at_1"] == 1.0
     assert {m["id"]: m["reason"] for m in run["misses"]} == {
         "q3": "answered, but the book does not cover it",
-        "q4": "found, but flagged low confidence",
+        "q4": "refused, but the book answers it (expected section retrieved at rank 1)",
     }
     assert run["by_kind"]["unanswerable"] == {"n": 3, "abstain_unanswerable": pytest.approx(2 / 3)}
     assert run["by_kind"]["fact"]["n"] == 2
@@ -123,21 +125,68 @@ def test_citation_validity_counts_every_returned_citation():
     assert summarize([out(q("q1", "a"), ["a"])], INDEX)["citation_validity"] is None
 
 
-def test_expected_section_not_indexed_is_reported_apart_not_as_miss():
+def test_expected_section_that_cannot_be_cited_is_a_miss_not_left_out():
     gone = q("q2", "renamed-heading")
-    run = summarize([out(q("q1", "a"), ["a"]), out(gone, ["a", "b"])], INDEX)
-    assert run["hit_at_5"] == 1.0
-    assert run["misses"] == []
-    assert run["not_indexed"] == [
-        {"id": "q2", "line": 2, "expected": f"{P}#renamed-heading", "reason": NOT_INDEXED}
+    run = summarize([out(q("q1", "a"), ["a"], cites=["a"]), out(gone, ["a", "b"], cites=["a"])],
+                    INDEX)
+    assert run["answer_cites_expected"] == 0.5  # q2 counts, as a miss
+    assert run["hit_at_5"] == 0.5
+    assert [(m["id"], m["reason"]) for m in run["misses"]] == [("q2", NOT_CITABLE)]
+    assert run["not_citable"] == [
+        {"id": "q2", "line": 2, "expected": f"{P}#renamed-heading", "reason": NOT_CITABLE}
     ]
-    assert run["by_kind"]["concept"]["not_indexed"] == 1
-    assert run["by_kind"]["concept"]["n"] == 1
+    assert run["by_kind"]["concept"]["not_citable"] == 1
+    assert run["by_kind"]["concept"]["n"] == 2
 
 
-def test_no_scorable_questions_gives_none_not_zero_division():
+def test_answer_cites_expected_needs_a_shown_answer_citing_that_section():
+    run = summarize(
+        [
+            out(q("q1", "a"), ["a"], cites=["a"]),  # right
+            out(q("q2", "b"), ["b"], cites=["c"]),  # retrieved, but the answer cites another
+            out(q("q3", "c"), ["c"], cites=["c"], low=True),  # refused (citations don't count)
+            out(q("q4", "d"), ["d", "e"], cites=["e", "d"]),  # one of two citations
+        ],
+        INDEX,
+    )
+    assert run["answer_cites_expected"] == 0.5
+    assert run["hit_at_1"] == 1.0  # retrieval was perfect; the answer is what is scored
+    assert [m["id"] for m in run["misses"]] == ["q2", "q3"]
+
+
+def test_merged_short_section_counts_as_retrieved_and_citable():
+    """A chunk that holds a merged short section: its url is citable and the chunk counts
+    as retrieving it."""
+    question = q("q1", "short")
+    outcome = Outcome(question, [f"{P}#a"], [P], [f"{P}#short"], False, 1.0,
+                      held=[(f"{P}#a", f"{P}#short")])
+    run = summarize([outcome], INDEX | {f"{P}#short"})
+    assert run["hit_at_1"] == 1.0
+    assert run["answer_cites_expected"] == 1.0
+
+
+def test_multi_question_reports_the_second_section():
+    first = Question("q1", "two?", f"{P}#a", P, "multi", 1, also_url=f"{P}#b")
+    second = Question("q2", "two?", f"{P}#c", P, "multi", 2, also_url=f"{P}#d")
+    run = summarize([out(first, ["a", "b"], cites=["a", "b"]), out(second, ["c"], cites=["c"])],
+                    INDEX)
+    assert run["by_kind"]["multi"]["answer_cites_expected"] == 1.0
+    assert run["by_kind"]["multi"]["answer_cites_also"] == 0.5
+
+
+def test_nothing_scorable_is_reported():
+    from indexer.evaluate.metrics import unscorable
+
     run = summarize([out(q("q1", "zz"), ["a"])], INDEX)
-    assert run["hit_at_5"] is None and run["mrr_at_10"] is None
+    assert run["answer_cites_expected"] == 0.0
+    assert "settings" in unscorable(run)
+    assert unscorable(summarize([out(q("q1", "a"), ["a"])], INDEX)) is None
+
+
+def test_build_checker_decides_citation_validity():
+    run = summarize([out(q("q1", "a"), ["a"], cites=["a", "b"])], INDEX,
+                    valid_citation=lambda url: url.endswith("#a"))
+    assert run["citation_validity"] == 0.5
 
 
 def test_latency_percentiles():
