@@ -138,10 +138,15 @@ def check_chunks(chunks: list[Chunk], build_dir: Path, base_url: str) -> CheckRe
             if chunk.page_url not in {m.url for m in misses}:
                 misses.append(Miss(chunk.doc_path, chunk.page_url, "page not found in the build"))
             continue
-        if chunk.anchor and chunk.url not in checked:
-            checked.add(chunk.url)
-            if chunk.anchor not in page.ids:
-                misses.append(Miss(chunk.doc_path, chunk.url, f"no element with id {chunk.anchor!r} on the page"))
+        # the chunk's own anchor and those of the short sections merged into it
+        anchors = [(chunk.anchor, chunk.url)] + [
+            (str(s.get("anchor") or ""), str(s.get("url") or "")) for s in chunk.sections]
+        for anchor, url in anchors:
+            if anchor and url not in checked:
+                checked.add(url)
+                if anchor not in page.ids:
+                    misses.append(Miss(chunk.doc_path, url,
+                                       f"no element with id {anchor!r} on the page"))
         texts += 1
         absent = missing_text(chunk.content, page)
         if absent is not None:
@@ -149,3 +154,18 @@ def check_chunks(chunks: list[Chunk], build_dir: Path, base_url: str) -> CheckRe
             misses.append(Miss(chunk.doc_path, chunk.url, f"the page does not show this text of the "
                                f"chunk: {shown!r} (is it another version's or locale's text?)"))
     return CheckResult(misses, len(checked), texts, sum(1 for p in cache.values() if p))
+
+
+def build_anchor_checker(build_dir: Path, base_url: str):
+    """url -> True when the built site serves that page and the anchor is an id on it."""
+    cache: dict[str, set[str] | None] = {}
+
+    def exists(url: str) -> bool:
+        page, _, anchor = url.partition("#")
+        if page not in cache:
+            f = page_file(build_dir, base_url, page)
+            cache[page] = html_ids(f) if f else None
+        ids = cache[page]
+        return ids is not None and (not anchor or unquote(anchor) in ids)
+
+    return exists
