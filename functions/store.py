@@ -118,6 +118,7 @@ class QdrantStore:
             meta = self.collection_meta()
             same = meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension
             if same and not recreate:
+                self._index_payload()  # a collection made before an index was added gets it
                 return False
             if not same and not recreate:
                 raise ModelMismatchError(
@@ -138,6 +139,13 @@ class QdrantStore:
             },
             metadata={META_MODEL: model, META_DIMENSION: dimension, META_SCHEMA: SCHEMA_VERSION},
         )
+        self._index_payload()
+        return True
+
+    def _index_payload(self) -> None:
+        """Keyword indexes on the filtered fields (creating an existing one is a no-op)."""
+        from qdrant_client import models
+
         with warnings.catch_warnings():
             # Local mode says payload indexes have no effect there; a server uses them.
             warnings.simplefilter("ignore", UserWarning)
@@ -145,7 +153,6 @@ class QdrantStore:
                 self.client.create_payload_index(
                     self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD
                 )
-        return True
 
     # --- sync -------------------------------------------------------------------------------
     def scroll_payloads(

@@ -51,7 +51,9 @@ def sources(docs_dir: Path, routes: Mapping[str, ManifestDoc] | None) -> tuple[l
     if routes is None:
         return [SourceFile(rel, docs_dir / rel, docs_dir, rel) for rel in discover(docs_dir)], []
     listed, skipped = [], []
-    for rel in discover(docs_dir):
+    # The current version's docs folder as the manifest places it (docs_dir may be the site).
+    current = next((r.content_dir for r in routes.values() if r.default and r.content_dir), docs_dir)
+    for rel in discover(current) if current.is_dir() else []:
         route = routes.get(rel)
         if route is None:
             skipped.append(rel)  # not in the manifest: Docusaurus built no page (draft, excluded)

@@ -19,7 +19,7 @@ from indexer.plan import SyncPlan, doc_key, payload_doc_key, plan_sync
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
-PIPELINE_VERSION = "2"  # 2: chunks list the sections they hold
+PIPELINE_VERSION = "1"
 _LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url")
 
 
@@ -103,6 +103,11 @@ def build_chunks(
             if src.root not in fingerprints:
                 fingerprints[src.root] = settings_fingerprint(src.root, site, chunk_options)
             source_hash = file_hash(src.path, fingerprints[src.root], route)
+        except FileNotFoundError:
+            problem(None, f"is not found at {src.path}" + (
+                ": give the docs folder of the site the build manifest was written for "
+                "(e.g. website/docs), or rebuild the site" if route else ""))
+            continue
         except OSError as exc:
             problem(None, f"could not be read ({exc.strerror})")
             continue

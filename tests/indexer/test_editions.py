@@ -145,3 +145,16 @@ def test_indexing_nothing_is_an_error_not_an_empty_index(tmp_path, store):
         sync_docs(docs, SiteSettings(), ChunkOptions(), store, FakeEmbedder(),
                   routes=load_manifest(manifest, docs))
     assert store.client.count("t").count == held  # nothing was deleted
+
+
+def test_a_docs_folder_that_is_not_the_manifests_says_so(tmp_path):
+    docs, manifest = versioned_site(tmp_path / "site")
+    elsewhere = tmp_path / "elsewhere" / "docs"
+    elsewhere.mkdir(parents=True)
+    built = build_chunks(elsewhere, SiteSettings(), ChunkOptions(), routes=load_manifest(manifest, elsewhere))
+    assert built.chunks == [] and len(built.failed) == 4
+    assert all("is not found at" in p.reason and "docs folder of the site" in p.reason for p in built.failed)
+    # The site folder itself works as DOCS too: the manifest says where each file is.
+    site = tmp_path / "site"
+    built = build_chunks(site, SiteSettings(), ChunkOptions(), routes=load_manifest(manifest, site))
+    assert built.failed == [] and len({(c.version, c.locale) for c in built.chunks}) == 4
