@@ -173,7 +173,7 @@ def _site_root(data: dict, docs_dir: Path | str) -> Path | None:
         return None
     for doc in data.get("docs") or []:
         parts = str(doc.get("source", "")).removeprefix("@site/").split("/")
-        for i in range(1, len(parts)):
+        for i in range(len(parts)):  # i = 0: docs_dir is the site folder itself
             if (docs_dir / "/".join(parts[i:])).is_file():
                 root = docs_dir
                 for _ in range(i):
