@@ -128,6 +128,14 @@ def _check_docs_dir(docs_dir: Path) -> None:
         raise ConfigError(f"{docs_dir} is not a folder: give the Docusaurus docs folder (e.g. website/docs).")
 
 
+def doc_count(docs_dir: Path, routes) -> int:
+    """How many docs a run reads: every version and locale of the manifest, or the folder's."""
+    from indexer.discover import sources
+
+    found, skipped = sources(docs_dir, routes)
+    return len(found) + len(skipped)
+
+
 def build(args, progress_label: str = "Reading"):
     from indexer.progress import bar
     from indexer.sync import build_chunks
@@ -135,10 +143,7 @@ def build(args, progress_label: str = "Reading"):
     _check_docs_dir(args.docs_dir)
     site, routes = resolve_site(args, say=_say)
     options = chunk_options(args)
-    from indexer.discover import discover
-
-    total = len(discover(args.docs_dir))
-    with bar(total, progress_label, unit="file") as tick:
+    with bar(doc_count(args.docs_dir, routes), progress_label, unit="file") as tick:
         built = build_chunks(args.docs_dir, site, options, routes=routes, progress=lambda _: tick(1))
     return site, built
 
@@ -170,7 +175,6 @@ def index_docs(args, settings: Settings, embedder=None, store=None, say=_say):
 
     from functions.embeddings.factory import make_embedder
     from functions.store import QdrantStore
-    from indexer.discover import discover
     from indexer.progress import bar
     from indexer.sync import sync_docs
 
@@ -181,7 +185,7 @@ def index_docs(args, settings: Settings, embedder=None, store=None, say=_say):
     own = store is None
     store = store or QdrantStore.open(settings)
     try:
-        with bar(len(discover(args.docs_dir)), "Reading", unit="file") as tick_file, bar(
+        with bar(doc_count(args.docs_dir, routes), "Reading", unit="file") as tick_file, bar(
             None, "Embedding", unit="chunk"
         ) as tick_chunk:
             summary = sync_docs(
