@@ -1,4 +1,5 @@
 /** Talking to the textbook-chat HTTP API: JSON POST with timeout, and kind messages for every failure. */
+import {fill} from './labels.mjs';
 
 export class ApiError extends Error {
   constructor({kind, status = 0, message, retryAfter = null}) {
@@ -24,35 +25,24 @@ function serverMessage(body) {
   return typeof message === 'string' && message.trim() ? message.trim() : null;
 }
 
-/** The reader-facing description of a failed request. */
-export function describeFailure({status = 0, body = null, retryAfter = null, network = false, timeout = false}) {
-  if (timeout) {
-    return {kind: 'timeout', message: 'The assistant took too long to answer. Please try again in a moment.'};
-  }
-  if (network) {
-    return {
-      kind: 'network',
-      message:
-        'Could not reach the textbook assistant. Check your connection and try again; your question is still in the box.',
-    };
-  }
+/**
+ * The reader-facing description of a failed request, in the widget's `labels` (every text comes
+ * from there, so a translated site shows translated errors); the API's own message is kept for
+ * a refused question or selection (413/400/422), which says what to change.
+ */
+export function describeFailure({status = 0, body = null, retryAfter = null, network = false, timeout = false}, labels = {}) {
+  const text = (key, values) => fill(labels[key] ?? key, values);
+  if (timeout) return {kind: 'timeout', message: text('errorTimeout')};
+  if (network) return {kind: 'network', message: text('errorNetwork')};
   if (status === 429) {
-    const wait = retryAfter != null ? `about ${retryAfter} second${retryAfter === 1 ? '' : 's'}` : 'a little';
-    return {kind: 'rate_limited', message: `Too many questions at once. Please wait ${wait} and ask again.`};
+    const wait = retryAfter != null ? text('waitSeconds', {n: retryAfter}) : text('waitUnknown');
+    return {kind: 'rate_limited', message: text('errorRateLimited', {wait})};
   }
-  if (status === 503) {
-    return {kind: 'unavailable', message: 'The assistant is busy or being updated. Please try again in a minute.'};
-  }
-  if (status === 502 || status === 504) {
-    return {kind: 'upstream', message: 'The assistant could not write an answer just now. Please try again.'};
-  }
-  if (status === 413) {
-    return {kind: 'too_large', message: serverMessage(body) || 'That text is too long. Select a shorter passage and try again.'};
-  }
-  if (status === 400 || status === 422) {
-    return {kind: 'invalid', message: serverMessage(body) || 'The assistant could not understand that request. Try rephrasing it.'};
-  }
-  return {kind: 'error', message: `Something went wrong (HTTP ${status}). Please try again.`};
+  if (status === 503) return {kind: 'unavailable', message: text('errorUnavailable')};
+  if (status === 502 || status === 504) return {kind: 'upstream', message: text('errorUpstream')};
+  if (status === 413) return {kind: 'too_large', message: serverMessage(body) || text('errorTooLarge')};
+  if (status === 400 || status === 422) return {kind: 'invalid', message: serverMessage(body) || text('errorInvalid')};
+  return {kind: 'error', message: text('errorHttp', {status})};
 }
 
 /** Join the API base URL and an endpoint path without doubling slashes. */
@@ -61,10 +51,10 @@ export function endpoint(apiUrl, path) {
 }
 
 /**
- * POST JSON and return the parsed body; throws ApiError with a kind message on any failure.
+ * POST JSON and return the parsed body; throws ApiError with a kind message (from `labels`) on any failure.
  * `fetchImpl` is injected so tests can pass a fake or a real fetch.
  */
-export async function postJson(fetchImpl, url, body, {timeoutMs = 30000} = {}) {
+export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels = {}} = {}) {
   const controller = typeof AbortController === 'function' ? new AbortController() : null;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -80,7 +70,7 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000} = {}) {
       signal: controller?.signal,
     });
   } catch {
-    throw new ApiError(describeFailure({network: !timedOut, timeout: timedOut}));
+    throw new ApiError(describeFailure({network: !timedOut, timeout: timedOut}, labels));
   } finally {
     clearTimeout(timer);
   }
@@ -92,10 +82,10 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000} = {}) {
   }
   if (!response.ok) {
     const retryAfter = parseRetryAfter(response.headers?.get?.('Retry-After'));
-    throw new ApiError({...describeFailure({status: response.status, body: data, retryAfter}), status: response.status, retryAfter});
+    throw new ApiError({...describeFailure({status: response.status, body: data, retryAfter}, labels), status: response.status, retryAfter});
   }
   if (!data || typeof data !== 'object') {
-    throw new ApiError({kind: 'bad_response', status: response.status, message: 'The assistant sent an answer this page cannot read. Please try again.'});
+    throw new ApiError({kind: 'bad_response', status: response.status, message: fill(labels.errorBadResponse ?? 'errorBadResponse')});
   }
   return data;
 }

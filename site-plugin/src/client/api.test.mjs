@@ -1,7 +1,10 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import options from '../server/options.js';
 import {ApiError, describeFailure, endpoint, normaliseAnswer, parseRetryAfter, postJson} from './api.mjs';
+
+const labels = options.DEFAULT_LABELS;
 
 // A real HTTP server on 127.0.0.1 whose replies the test chooses.
 async function withServer(handler, run) {
@@ -47,7 +50,7 @@ test('postJson sends JSON and returns the body', async () => {
 
 test('429 mentions the Retry-After wait', async () => {
   await withServer(reply(429, {error: {code: 'rate_limited', message: 'slow down'}}, {'Retry-After': '12'}), async (url) => {
-    await assert.rejects(postJson(fetch, `${url}/chat`, {}), (error) => {
+    await assert.rejects(postJson(fetch, `${url}/chat`, {}, {labels}), (error) => {
       assert.ok(error instanceof ApiError);
       assert.equal(error.kind, 'rate_limited');
       assert.equal(error.retryAfter, 12);
@@ -59,26 +62,26 @@ test('429 mentions the Retry-After wait', async () => {
 
 test('503, 502 and 413/422 get kind messages; 4xx shows the server text', async () => {
   await withServer(reply(503, {error: {code: 'unavailable', message: 'x'}}), async (url) => {
-    await assert.rejects(postJson(fetch, url, {}), {kind: 'unavailable', message: /busy or being updated/});
+    await assert.rejects(postJson(fetch, url, {}, {labels}), {kind: 'unavailable', message: /busy or being updated/});
   });
   await withServer(reply(422, {error: {code: 'invalid', message: '"question" must not be empty.'}}), async (url) => {
-    await assert.rejects(postJson(fetch, url, {}), {kind: 'invalid', message: '"question" must not be empty.'});
+    await assert.rejects(postJson(fetch, url, {}, {labels}), {kind: 'invalid', message: '"question" must not be empty.'});
   });
   await withServer((req, res) => res.writeHead(502).end('<html>Bad gateway</html>'), async (url) => {
-    await assert.rejects(postJson(fetch, url, {}), {kind: 'upstream'});
+    await assert.rejects(postJson(fetch, url, {}, {labels}), {kind: 'upstream'});
   });
 });
 
 test('an unreachable API is a network error that keeps the question', async () => {
   const closed = await withServer(() => {}, async (url) => url);
-  await assert.rejects(postJson(fetch, `${closed}/chat`, {}), {kind: 'network', message: /your question is still in the box/});
+  await assert.rejects(postJson(fetch, `${closed}/chat`, {}, {labels}), {kind: 'network', message: /your question is still in the box/});
 });
 
 test('a slow API times out', async () => {
   await withServer(
     () => {},
     async (url) => {
-      await assert.rejects(postJson(fetch, url, {}, {timeoutMs: 100}), {kind: 'timeout'});
+      await assert.rejects(postJson(fetch, url, {}, {timeoutMs: 100, labels}), {kind: 'timeout'});
     },
   );
 });
@@ -91,7 +94,10 @@ test('Retry-After accepts seconds and HTTP dates', () => {
 });
 
 test('describeFailure falls back to a generic message', () => {
-  assert.deepEqual(describeFailure({status: 500}), {kind: 'error', message: 'Something went wrong (HTTP 500). Please try again.'});
+  assert.deepEqual(describeFailure({status: 500}, labels), {kind: 'error', message: 'Something went wrong (HTTP 500). Please try again.'});
+  // A translated site's labels are what the reader sees.
+  const fr = {...labels, errorRateLimited: 'Trop de questions. Attendez {wait}.', waitSeconds: 'environ {n} s'};
+  assert.equal(describeFailure({status: 429, retryAfter: 5}, fr).message, 'Trop de questions. Attendez environ 5 s.');
 });
 
 test('normaliseAnswer tolerates missing fields and drops broken citations', () => {

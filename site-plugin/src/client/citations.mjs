@@ -57,10 +57,20 @@ export function hashToId(hash) {
   }
 }
 
-/** "Section title — Page title" for a sources list entry, without repeating equal titles. */
-export function citationLabel(citation) {
-  const title = (citation?.title || '').trim();
+/** A page's key in `pageLabels`: its path without trailing slash, query or fragment. */
+export function pageKey(url) {
+  const path = String(url || '').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').split(/[?#]/)[0];
+  return path.replace(/\/+$/, '') || '/';
+}
+
+/**
+ * "Section — Page" for a sources entry, the page named as the site's sidebar names it
+ * (`pageLabels`, from the build) rather than its title; equal names are not repeated.
+ */
+export function citationLabel(citation, pageLabels = {}) {
+  const title = (pageLabels[pageKey(citation?.url)] || citation?.title || '').trim();
   const section = (citation?.section_title || '').trim();
-  if (section && title && section !== title) return `${section} — ${title}`;
-  return section || title || citation?.url || 'Source';
+  const pageTitle = (citation?.title || '').trim();
+  if (section && title && section !== title && section !== pageTitle) return `${section} — ${title}`;
+  return (section === pageTitle ? title : section) || title || citation?.url || '';
 }

@@ -48,3 +48,12 @@ test('source labels name the section and the page once', () => {
   assert.equal(citationLabel({title: 'PID control', section_title: 'PID control'}), 'PID control');
   assert.equal(citationLabel({url: '/x'}), '/x');
 });
+
+test('citation labels name the page as the sidebar does', () => {
+  const pageLabels = {'/book/docs/gazebo/ros2': '2.4.1 Gazebo and ROS 2'};
+  const cited = {title: '1.4 Gazebo-ROS2 Integration', section_title: 'Bridging topics', url: '/book/docs/gazebo/ros2/#bridging-topics'};
+  assert.equal(citationLabel(cited, pageLabels), 'Bridging topics — 2.4.1 Gazebo and ROS 2');
+  const intro = {...cited, section_title: '1.4 Gazebo-ROS2 Integration', url: 'https://site.example/book/docs/gazebo/ros2'};
+  assert.equal(citationLabel(intro, pageLabels), '2.4.1 Gazebo and ROS 2');
+  assert.equal(citationLabel({...cited, url: '/book/docs/other#x'}, pageLabels), 'Bridging topics — 1.4 Gazebo-ROS2 Integration');
+});

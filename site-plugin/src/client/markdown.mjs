@@ -112,12 +112,53 @@ export function parseInline(text, citationSet = new Set(), depth = 0) {
 }
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)/;
+// GFM tables: a header row, a delimiter row (| --- | :-: |), then body rows.
+const TABLE_DELIMITER = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+const MAX_TABLE_COLUMNS = 20;
+const MAX_TABLE_ROWS = 200;
+
+/** Cells of a table row: split on `|` outside inline code, `\|` kept as a bar. */
+export function tableCells(line) {
+  let row = line.trim();
+  if (row.startsWith('|')) row = row.slice(1);
+  if (row.endsWith('|') && !row.endsWith('\\|')) row = row.slice(0, -1);
+  const cells = [];
+  let cell = '';
+  let inCode = false;
+  for (let i = 0; i < row.length; i += 1) {
+    const ch = row[i];
+    if (ch === '\\' && row[i + 1] === '|') {
+      cell += '|';
+      i += 1;
+    } else if (ch === '`') {
+      inCode = !inCode;
+      cell += ch;
+    } else if (ch === '|' && !inCode) {
+      cells.push(cell.trim());
+      cell = '';
+    } else cell += ch;
+  }
+  cells.push(cell.trim());
+  return cells.slice(0, MAX_TABLE_COLUMNS);
+}
+
+function isTableStart(lines, i) {
+  return lines[i].includes('|') && i + 1 < lines.length && lines[i + 1].includes('-') && TABLE_DELIMITER.test(lines[i + 1]);
+}
+
+function alignments(delimiter) {
+  return tableCells(delimiter).map((cell) => {
+    const left = cell.startsWith(':');
+    const right = cell.endsWith(':');
+    return left && right ? 'center' : right ? 'right' : left ? 'left' : null;
+  });
+}
 const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const LIST_ITEM = /^\s*([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
 
 /**
- * Parse an answer into blocks: paragraph, heading, list, code, quote.
+ * Parse an answer into blocks: paragraph, heading, list, code, quote, table.
  * `citations` (the API's list) decides which `[n]` markers become citation nodes.
  */
 export function parseMarkdown(source, {citations = []} = {}) {
@@ -140,6 +181,21 @@ export function parseMarkdown(source, {citations = []} = {}) {
       i += 1;
       while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
       blocks.push({type: 'code', lang: fence[2] || '', value: body.join('\n')});
+      continue;
+    }
+    if (isTableStart(lines, i)) {
+      endParagraph();
+      const header = tableCells(line);
+      const align = alignments(lines[i + 1]).slice(0, header.length);
+      const rows = [];
+      i += 2;
+      while (i < lines.length && lines[i].trim() !== '' && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) && !QUOTE.test(lines[i]) && rows.length < MAX_TABLE_ROWS) {
+        const cells = tableCells(lines[i]);
+        rows.push(header.map((_, c) => inline(cells[c] ?? '')));
+        i += 1;
+      }
+      i -= 1;
+      blocks.push({type: 'table', align, header: header.map(inline), rows});
       continue;
     }
     const heading = HEADING.exec(line);
@@ -190,6 +246,7 @@ export function toPlainText(nodes) {
       if (node.type === 'text' || node.type === 'inlineCode' || node.type === 'code') return node.value;
       if (node.type === 'citation') return `[${node.n}]`;
       if (node.type === 'list') return node.items.map(toPlainText).join('\n');
+      if (node.type === 'table') return [node.header, ...node.rows].map((row) => row.map(toPlainText).join('\t')).join('\n');
       return toPlainText(node.children || []);
     })
     .join('');

@@ -110,3 +110,31 @@ test('pathological input stays fast and bounded', () => {
   parseMarkdown('[a](b '.repeat(20000));
   assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
 });
+
+test('GFM tables: header, alignment, inline Markdown and citations in cells', () => {
+  const md = 'Gains:\n\n| term | effect | tune |\n|:-----|:------:|-----:|\n| **P** | reacts to `error` [1] | first |\n| D | damps \\| brakes | last |\n\nAfter.';
+  const blocks = parseMarkdown(md, {citations: [{n: 1}]});
+  assert.deepEqual(blocks.map((b) => b.type), ['paragraph', 'table', 'paragraph']);
+  const table = blocks[1];
+  assert.deepEqual(table.align, ['left', 'center', 'right']);
+  assert.deepEqual(table.header.map(toPlainText), ['term', 'effect', 'tune']);
+  assert.deepEqual(table.rows.map((row) => row.map(toPlainText)), [
+    ['P', 'reacts to error [1]', 'first'],
+    ['D', 'damps | brakes', 'last'],
+  ]);
+  assert.deepEqual(table.rows[0][0], [{type: 'strong', children: [{type: 'text', value: 'P'}]}]);
+  assert.ok(table.rows[0][1].some((node) => node.type === 'citation' && node.n === 1));
+});
+
+test('a table row with fewer cells is padded, extra cells dropped; a bar in code stays', () => {
+  const [table] = parseMarkdown('a | b\n--- | ---\nonly\n`x|y` | z | extra');
+  assert.deepEqual(table.rows.map((row) => row.map(toPlainText)), [['only', ''], ['x|y', 'z']]);
+});
+
+test('a lone bar or a dash line is not a table', () => {
+  assert.deepEqual(parseMarkdown('a | b\n\nc').map((b) => b.type), ['paragraph', 'paragraph']);
+  assert.equal(parseMarkdown('Title\n---').some((b) => b.type === 'table'), false);
+  const [block] = parseMarkdown('| <img src=x onerror=alert(1)> |\n|---|\n| <script>x</script> |');
+  assert.equal(block.type, 'table');
+  assert.equal(toPlainText(block.rows[0][0]), '<script>x</script>');  // text, never HTML
+});

@@ -1,4 +1,5 @@
 /** Text selection rules for "Ask about this": where it counts, its size cap, and the nearest heading above it. */
+import {fill} from './labels.mjs';
 
 // Never offer the popover for text in these, even inside the article.
 export const EXCLUDED_SELECTOR = 'button, nav, input, textarea, select, [data-textbook-chat], .clean-btn';
@@ -11,15 +12,15 @@ export function isAskableElement(element, containerSelector) {
   return Boolean(element.closest(containerSelector)) && !element.closest(EXCLUDED_SELECTOR);
 }
 
-/** Null when the selection may be sent; otherwise `{code, message}` for the reader. */
-export function selectionProblem(text, maxChars) {
+/** Null when the selection may be sent; otherwise `{code, message}` for the reader (from `labels`). */
+export function selectionProblem(text, maxChars, labels = {}) {
   const trimmed = (text || '').trim();
-  if (trimmed.length === 0) return {code: 'empty', message: 'Select some text in the page first.'};
+  if (trimmed.length === 0) return {code: 'empty', message: ''};
   if (trimmed.length > maxChars) {
     const fmt = (n) => n.toLocaleString('en-US');
     return {
       code: 'too_long',
-      message: `That selection is ${fmt(trimmed.length)} characters long; the assistant reads at most ${fmt(maxChars)}. Select a paragraph or two and try again.`,
+      message: fill(labels.selectionTooLong ?? 'selectionTooLong', {length: fmt(trimmed.length), max: fmt(maxChars)}),
     };
   }
   return null;

@@ -1,6 +1,9 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import options from '../server/options.js';
 import {isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from './selection.mjs';
+
+const {DEFAULT_LABELS} = options;
 
 // A minimal element tree with the DOM properties the helpers read.
 function el(tagName, attrs = {}, children = []) {
@@ -48,7 +51,7 @@ test('the search stops at the article root', () => {
 test('selection size: empty and over-cap are refused with a hint', () => {
   assert.equal(selectionProblem('a paragraph', 8000), null);
   assert.equal(selectionProblem('   ', 8000).code, 'empty');
-  const problem = selectionProblem('x'.repeat(50000), 8000);
+  const problem = selectionProblem('x'.repeat(50000), 8000, DEFAULT_LABELS);
   assert.equal(problem.code, 'too_long');
   assert.equal(
     problem.message,

@@ -6,6 +6,7 @@ const path = require('node:path');
 const {publicConfig, validateOptions} = require('./options');
 const {buildManifest, findDocsPlugins, isInside, manifestFile, writeManifest} = require('./manifest');
 const {runIndexer} = require('./indexer');
+const {exampleTopics, pageLabels} = require('./bookData');
 const {lastLocaleOfBuild} = require('./locales');
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
@@ -28,6 +29,11 @@ function pluginTextbookChat(context, options) {
     async contentLoaded({actions}) {
       // Read in the browser with usePluginData(PLUGIN_NAME): public values only, never a key.
       actions.setGlobalData(publicConfig(options, context.i18n?.currentLocale));
+    },
+
+    // Docusaurus >= 3.6; merged into the global data above. Page names as the sidebar shows them.
+    async allContentLoaded({allContent, actions}) {
+      actions.setGlobalData({pageLabels: pageLabels(allContent), exampleTopics: exampleTopics(allContent)});
     },
 
     async postBuild(props) {

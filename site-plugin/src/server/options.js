@@ -21,6 +21,38 @@ const DEFAULT_LABELS = Object.freeze({
   feedbackDown: 'This answer did not help',
   feedbackThanks: 'Thanks for the feedback!',
   empty: 'Ask anything about this textbook. Answers cite the sections they come from.',
+  examplesTitle: 'Try asking',
+  // {topic}: a page name from the sidebar (the default examples are drawn from the book).
+  exampleQuestion: 'What does the textbook say about {topic}?',
+  // {keys}: the keyboard shortcut that opens the chat (Ctrl+/ or ⌘/).
+  shortcut: 'Shortcut: {keys}',
+  widen: 'Widen the chat',
+  narrow: 'Make the chat narrower',
+  copyCode: 'Copy',
+  copied: 'Copied',
+  // {n}: the citation number; {title}: the section and page.
+  source: 'Source {n}: {title}',
+  selectedText: 'Selected text',
+  clearSelection: 'Stop asking about the selection',
+  explainSelection: 'Explain this passage.',
+  // {length}, {max}: character counts.
+  selectionTooLong: 'That selection is {length} characters long; the assistant reads at most {max}. Select a paragraph or two and try again.',
+  sourcesFound: 'Found in the textbook so far:',
+  errorTimeout: 'The assistant took too long to answer. Please try again in a moment.',
+  errorNetwork: 'Could not reach the textbook assistant. Check your connection and try again; your question is still in the box.',
+  // {wait}: waitSeconds or waitUnknown.
+  errorRateLimited: 'Too many questions at once. Please wait {wait} and ask again.',
+  waitSeconds: 'about {n} seconds',
+  waitUnknown: 'a little',
+  errorUnavailable: 'The assistant is busy or being updated. Please try again in a minute.',
+  errorUpstream: 'The assistant could not write an answer just now. Please try again.',
+  errorTooLarge: 'That text is too long. Select a shorter passage and try again.',
+  errorInvalid: 'The assistant could not understand that request. Try rephrasing it.',
+  // {status}: the HTTP status code.
+  errorHttp: 'Something went wrong (HTTP {status}). Please try again.',
+  errorBadResponse: 'The assistant sent an answer this page cannot read. Please try again.',
+  errorUnknown: 'Something went wrong. Please try again.',
+  feedbackError: 'Could not send feedback.',
 });
 
 /** Every option with its default. `validateOptions({})` returns exactly this (plus Docusaurus's `id`). */
@@ -40,6 +72,8 @@ const DEFAULT_OPTIONS = Object.freeze({
   selectionSelector: 'article .markdown',
   // Give up on a request after this many milliseconds.
   requestTimeoutMs: 30000,
+  // Questions offered on the empty panel; null: drawn from the book (page names in the sidebar), [] for none.
+  exampleQuestions: null,
   labels: DEFAULT_LABELS,
   // Labels per locale of an i18n site, over `labels`: {fr: {button: 'Demander au manuel'}}.
   localeLabels: Object.freeze({}),
@@ -71,6 +105,7 @@ const OPTIONS_SCHEMA = Joi.object({
   selection: Joi.boolean().default(DEFAULT_OPTIONS.selection),
   selectionSelector: Joi.string().min(1).default(DEFAULT_OPTIONS.selectionSelector),
   requestTimeoutMs: Joi.number().integer().min(1000).default(DEFAULT_OPTIONS.requestTimeoutMs),
+  exampleQuestions: Joi.array().items(Joi.string().min(1).max(200)).max(6).allow(null).default(DEFAULT_OPTIONS.exampleQuestions),
   labels: labelsSchema,
   localeLabels: Joi.object()
     .pattern(
@@ -93,6 +128,7 @@ function publicConfig(options, locale) {
     selection: options.selection,
     selectionSelector: options.selectionSelector,
     requestTimeoutMs: options.requestTimeoutMs,
+    exampleQuestions: options.exampleQuestions,
     labels: {...options.labels, ...(options.localeLabels?.[locale] ?? {})},
   };
 }

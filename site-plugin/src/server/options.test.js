@@ -30,6 +30,7 @@ test('the defaults are the ones the README documents', () => {
     selection: true,
     selectionSelector: 'article .markdown',
     requestTimeoutMs: 30000,
+    exampleQuestions: null,
     labels: DEFAULT_LABELS,
     localeLabels: {},
   });
@@ -71,6 +72,7 @@ test('only public values reach the browser', () => {
   const config = publicConfig(options);
   assert.deepEqual(Object.keys(config).sort(), [
     'apiUrl',
+    'exampleQuestions',
     'labels',
     'maxSelectionChars',
     'requestTimeoutMs',
@@ -79,4 +81,22 @@ test('only public values reach the browser', () => {
   ]);
   assert.equal(config.apiUrl, 'https://api.example.com/prod');
   assert.doesNotMatch(JSON.stringify(config), /secret|manifest|indexer/);
+});
+
+test('exampleQuestions: null (from the book), a list of up to 6, or [] for none; sent to the browser', () => {
+  assert.equal(validate({}).exampleQuestions, null);
+  const options = validate({exampleQuestions: ['What is a PID loop?']});
+  assert.deepEqual(publicConfig(options, 'en').exampleQuestions, ['What is a PID loop?']);
+  assert.deepEqual(validate({exampleQuestions: []}).exampleQuestions, []);
+  assert.equal(errorOf({exampleQuestions: Array(7).fill('q')}), '"exampleQuestions" must contain less than or equal to 6 items');
+  assert.equal(errorOf({exampleQuestions: ['']}), '"exampleQuestions[0]" is not allowed to be empty');
+});
+
+test('every label has a default with its placeholders documented by name', () => {
+  for (const [key, value] of Object.entries(DEFAULT_LABELS)) {
+    assert.ok(typeof value === 'string' && value.length > 0, key);
+  }
+  assert.match(DEFAULT_LABELS.exampleQuestion, /\{topic\}/);
+  assert.match(DEFAULT_LABELS.errorRateLimited, /\{wait\}/);
+  assert.match(DEFAULT_LABELS.source, /\{n\}.*\{title\}/);
 });

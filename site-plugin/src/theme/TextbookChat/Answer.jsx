@@ -1,6 +1,7 @@
 /** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics and feedback. */
 import React from 'react';
 import {citationLabel} from '../../client/citations.mjs';
+import {fill} from '../../client/labels.mjs';
 import {ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
 import styles from './styles.module.css';
@@ -55,7 +56,7 @@ function Feedback({message, labels, onRate}) {
   );
 }
 
-export default function Answer({message, labels, resolve, onNavigate, onRate}) {
+export default function Answer({message, labels, pageLabels = {}, resolve, onNavigate, onRate}) {
   const citations = message.citations || [];
   const byNumber = new Map(citations.map((c) => [c.n, c]));
   const renderCitation = (n) => {
@@ -66,7 +67,7 @@ export default function Answer({message, labels, resolve, onNavigate, onRate}) {
         resolve={resolve}
         onNavigate={onNavigate}
         className={styles.citeMarker}
-        aria-label={`Source ${n}: ${citationLabel(citation)}`}
+        aria-label={fill(labels.source, {n, title: citationLabel(citation, pageLabels)})}
         data-citation={n}>
         [{n}]
       </TargetLink>
@@ -84,7 +85,7 @@ export default function Answer({message, labels, resolve, onNavigate, onRate}) {
           {labels.lowConfidence}
         </p>
       )}
-      <Markdown text={message.content} citations={citations} renderCitation={renderCitation} onLink={onLink} />
+      <Markdown text={message.content} citations={citations} renderCitation={renderCitation} onLink={onLink} labels={labels} />
       {message.lowConfidence && message.relatedTopics && message.relatedTopics.length > 0 && (
         <nav aria-label={labels.relatedTopics} className={styles.sources}>
           <p className={styles.sourcesTitle}>{labels.relatedTopics}</p>
@@ -106,7 +107,7 @@ export default function Answer({message, labels, resolve, onNavigate, onRate}) {
             {citations.map((citation) => (
               <li key={citation.n} value={citation.n}>
                 <TargetLink url={citation.url} resolve={resolve} onNavigate={onNavigate} data-source={citation.n}>
-                  {citationLabel(citation)}
+                  {citationLabel(citation, pageLabels)}
                 </TargetLink>
               </li>
             ))}

@@ -25,3 +25,12 @@ export const ThumbDownIcon = () => (
 export const WarningIcon = () => (
   <Svg><path d="M12 3l10 18H2L12 3zM12 10v5M12 18v.01" /></Svg>
 );
+export const WidenIcon = () => (
+  <Svg><path d="M9 4H4v5M4 4l6 6M15 20h5v-5M20 20l-6-6" /></Svg>
+);
+export const NarrowIcon = () => (
+  <Svg><path d="M10 4v6H4M10 10L4 4M14 20v-6h6M14 14l6 6" /></Svg>
+);
+export const CopyIcon = () => (
+  <Svg size={16}><path d="M9 9h11v11H9zM5 15H4V4h11v1" /></Svg>
+);

@@ -7,13 +7,14 @@ import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mj
 import {hashToId} from '../../client/citations.mjs';
 import {localizedCitationTarget} from '../../client/locale.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
+import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
 import Answer from './Answer';
-import {ChatIcon, CloseIcon} from './Icons';
+import {ChatIcon, CloseIcon, NarrowIcon, WidenIcon} from './Icons';
 import SelectionPopover from './SelectionPopover';
 import styles from './styles.module.css';
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
-const DEFAULT_SELECTION_QUESTION = 'Explain this passage.';
+const WIDE_KEY = 'textbook-chat:wide';
 const EXCERPT_CHARS = 280;
 const PHONE_QUERY = '(max-width: 600px)';
 
@@ -30,14 +31,30 @@ function sessionStore() {
   }
 }
 
-/** Scroll to the heading once the target page has rendered it (the old page may hold the same id). */
+/** The height the sticky navbar covers at the top of the viewport (0 when it is hidden). */
+function navbarBottom() {
+  const navbar = document.querySelector('.navbar');
+  if (!navbar) return 0;
+  const {position} = window.getComputedStyle(navbar);
+  return position === 'sticky' || position === 'fixed' ? Math.max(0, navbar.getBoundingClientRect().bottom) : 0;
+}
+
+/**
+ * Scroll the heading clear of the navbar once the target page has rendered it (the old page
+ * may hold the same id), then let the table of contents catch up: it follows scroll events,
+ * and it may have mounted after the scroll.
+ */
 function scrollToId(id, stale) {
   if (!id) return;
   const started = Date.now();
   const tick = () => {
     const element = document.getElementById(id);
     if (element && element !== stale && element.isConnected) {
-      element.scrollIntoView({block: 'start'});
+      const top = element.getBoundingClientRect().top + window.scrollY - navbarBottom() - 12;
+      window.scrollTo({top: Math.max(0, top), behavior: 'instant'});
+      const nudge = () => document.dispatchEvent(new Event('scroll'));
+      window.requestAnimationFrame(() => window.requestAnimationFrame(nudge));
+      window.setTimeout(nudge, 300);
       return;
     }
     if (Date.now() - started < 8000) window.setTimeout(tick, 50);
@@ -50,6 +67,11 @@ export default function TextbookChat() {
   const {siteConfig, i18n} = useDocusaurusContext();
   const history = useHistory();
   const {labels, apiUrl, requestTimeoutMs} = config;
+  const pageLabels = config.pageLabels || {};
+  const examples = React.useMemo(
+    () => config.exampleQuestions ?? (config.exampleTopics || []).map((topic) => fill(labels.exampleQuestion, {topic})),
+    [config.exampleQuestions, config.exampleTopics, labels.exampleQuestion],
+  );
 
   const [open, setOpen] = useState(false);
   const [messages, setMessages] = useState([]);
@@ -58,6 +80,8 @@ export default function TextbookChat() {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState(null);
   const [selection, setSelection] = useState(null);
+  const [wide, setWide] = useState(false);
+  const [keys, setKeys] = useState('Ctrl+/');
   const guard = useRef(createInFlightGuard()).current;
   const inputRef = useRef(null);
   const toggleRef = useRef(null);
@@ -66,8 +90,19 @@ export default function TextbookChat() {
 
   useEffect(() => {
     setMessages(loadConversation(sessionStore()));
+    setWide(sessionStore()?.getItem(WIDE_KEY) === '1');
+    setKeys(shortcutLabel(window.navigator.platform || window.navigator.userAgentData?.platform || ''));
     setLoaded(true);
   }, []);
+  useEffect(() => {
+    if (!loaded) return;
+    try {
+      if (wide) sessionStore()?.setItem(WIDE_KEY, '1');
+      else sessionStore()?.removeItem(WIDE_KEY);
+    } catch {
+      // storage full or blocked: the width just is not remembered
+    }
+  }, [wide, loaded]);
   useEffect(() => {
     if (loaded) saveConversation(sessionStore(), messages);
   }, [messages, loaded]);
@@ -82,6 +117,19 @@ export default function TextbookChat() {
     setOpen(false);
     toggleRef.current?.focus();
   }, []);
+
+  // Ctrl+/ (⌘/) opens the chat from anywhere, and closes it from inside; Ctrl/⌘+K stays the search's.
+  useEffect(() => {
+    const onShortcut = (event) => {
+      if (!isOpenShortcut(event)) return;
+      event.preventDefault();
+      if (open && panelRef.current?.contains(document.activeElement)) close();
+      else if (open) inputRef.current?.focus();
+      else setOpen(true);
+    };
+    document.addEventListener('keydown', onShortcut);
+    return () => document.removeEventListener('keydown', onShortcut);
+  }, [open, close]);
 
   // Esc closes the panel wherever focus is (inside the panel the panel's own handler runs first).
   useEffect(() => {
@@ -114,15 +162,15 @@ export default function TextbookChat() {
     [history],
   );
 
-  const ask = async () => {
-    const typed = input.trim();
+  const ask = async (asked) => {
+    const typed = (typeof asked === 'string' ? asked : input).trim();
     if (!typed && !selection) {
       inputRef.current?.focus();
       return;
     }
     // A ref, not state: a second click in the same frame must see the first one.
     if (!guard.begin('ask')) return;
-    const question = typed || DEFAULT_SELECTION_QUESTION;
+    const question = typed || labels.explainSelection;
     setPending(true);
     setError(null);
     try {
@@ -130,7 +178,7 @@ export default function TextbookChat() {
       const body = selection
         ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {})}
         : {question, history: historyForRequest(messages), page_url: window.location.pathname};
-      const answer = normaliseAnswer(await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs}));
+      const answer = normaliseAnswer(await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels}));
       setMessages((previous) => [
         ...previous,
         {id: newId(), role: 'user', content: question, ...(selection ? {selection: excerpt(selection.text)} : {})},
@@ -148,7 +196,8 @@ export default function TextbookChat() {
       setSelection(null);
     } catch (failure) {
       // The question stays in the box so the reader can send it again.
-      setError(failure instanceof ApiError ? failure.message : 'Something went wrong. Please try again.');
+      if (typeof asked === 'string') setInput(asked);
+      setError(failure instanceof ApiError ? failure.message : labels.errorUnknown);
     } finally {
       guard.end('ask');
       setPending(false);
@@ -161,10 +210,10 @@ export default function TextbookChat() {
     if (message.rating || !guard.begin(`rate:${message.id}`)) return;
     patch(message.id, {rating_pending: true, ratingError: null});
     try {
-      await postJson(fetch, endpoint(apiUrl, 'feedback'), {request_id: message.requestId, rating}, {timeoutMs: requestTimeoutMs});
+      await postJson(fetch, endpoint(apiUrl, 'feedback'), {request_id: message.requestId, rating}, {timeoutMs: requestTimeoutMs, labels});
       patch(message.id, {rating, rating_pending: false});
     } catch (failure) {
-      patch(message.id, {rating_pending: false, ratingError: failure instanceof ApiError ? failure.message : 'Could not send feedback.'});
+      patch(message.id, {rating_pending: false, ratingError: failure instanceof ApiError ? failure.message : labels.feedbackError});
     } finally {
       guard.end(`rate:${message.id}`);
     }
@@ -185,7 +234,7 @@ export default function TextbookChat() {
   return (
     <div data-textbook-chat="" className={styles.root}>
       {config.selection && (
-        <SelectionPopover selector={config.selectionSelector} maxChars={config.maxSelectionChars} label={labels.askSelection} onAsk={askAboutSelection} />
+        <SelectionPopover selector={config.selectionSelector} maxChars={config.maxSelectionChars} labels={labels} onAsk={askAboutSelection} />
       )}
       <button
         ref={toggleRef}
@@ -194,12 +243,22 @@ export default function TextbookChat() {
         aria-expanded={open}
         aria-controls="textbook-chat-panel"
         aria-label={open ? labels.close : labels.button}
+        aria-keyshortcuts={ARIA_SHORTCUT}
+        title={`${open ? labels.close : labels.button} (${fill(labels.shortcut, {keys})})`}
         onClick={() => (open ? close() : setOpen(true))}>
         {open ? <CloseIcon /> : <ChatIcon />}
         <span className={styles.toggleText}>{open ? '' : labels.button}</span>
       </button>
       {open && (
-        <section ref={panelRef} id="textbook-chat-panel" className={styles.panel} role="dialog" aria-modal="false" aria-labelledby="textbook-chat-title" onKeyDown={onKeyDown}>
+        <section
+          ref={panelRef}
+          id="textbook-chat-panel"
+          className={`${styles.panel} ${wide ? styles.panelWide : ''}`}
+          data-wide={wide ? 'true' : undefined}
+          role="dialog"
+          aria-modal="false"
+          aria-labelledby="textbook-chat-title"
+          onKeyDown={onKeyDown}>
           <header className={styles.header}>
             <h2 id="textbook-chat-title" className={styles.title}>{labels.title}</h2>
             {messages.length > 0 && (
@@ -207,12 +266,35 @@ export default function TextbookChat() {
                 {labels.clear}
               </button>
             )}
+            <button
+              type="button"
+              className={`${styles.iconButton} ${styles.widen}`}
+              aria-label={wide ? labels.narrow : labels.widen}
+              title={wide ? labels.narrow : labels.widen}
+              aria-pressed={wide}
+              onClick={() => setWide((w) => !w)}>
+              {wide ? <NarrowIcon /> : <WidenIcon />}
+            </button>
             <button type="button" className={styles.iconButton} aria-label={labels.close} title={labels.close} onClick={close}>
               <CloseIcon />
             </button>
           </header>
           <div ref={logRef} className={styles.log} role="log" aria-live="polite" aria-relevant="additions">
-            {messages.length === 0 && !pending && <p className={styles.empty}>{labels.empty}</p>}
+            {messages.length === 0 && !pending && (
+              <div className={styles.empty}>
+                <p>{labels.empty}</p>
+                {examples.length > 0 && !selection && (
+                  <div className={styles.examples} role="group" aria-label={labels.examplesTitle}>
+                    <p className={styles.examplesTitle}>{labels.examplesTitle}</p>
+                    {examples.map((question) => (
+                      <button key={question} type="button" className={styles.example} onClick={() => ask(question)} disabled={pending}>
+                        {question}
+                      </button>
+                    ))}
+                  </div>
+                )}
+              </div>
+            )}
             {messages.map((message) =>
               message.role === 'user' ? (
                 <div key={message.id} className={styles.question}>
@@ -220,7 +302,7 @@ export default function TextbookChat() {
                   <p>{message.content}</p>
                 </div>
               ) : (
-                <Answer key={message.id} message={message} labels={labels} resolve={resolve} onNavigate={onNavigate} onRate={rate} />
+                <Answer key={message.id} message={message} labels={labels} pageLabels={pageLabels} resolve={resolve} onNavigate={onNavigate} onRate={rate} />
               ),
             )}
             {pending && (
@@ -242,8 +324,8 @@ export default function TextbookChat() {
             }}>
             {selection && (
               <div className={styles.selectionBox}>
-                <blockquote className={styles.quoted} aria-label="Selected text">{excerpt(selection.text)}</blockquote>
-                <button type="button" className={styles.iconButton} aria-label="Stop asking about the selection" onClick={() => setSelection(null)}>
+                <blockquote className={styles.quoted} aria-label={labels.selectedText}>{excerpt(selection.text)}</blockquote>
+                <button type="button" className={styles.iconButton} aria-label={labels.clearSelection} title={labels.clearSelection} onClick={() => setSelection(null)}>
                   <CloseIcon />
                 </button>
               </div>

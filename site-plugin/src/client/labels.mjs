@@ -1,0 +1,26 @@
+/** Reader-facing text: fill a label's {placeholders}, and the keyboard shortcut that opens the chat. */
+
+/** `fill('Wait {wait}', {wait: '3 s'})` → 'Wait 3 s'; an unknown {name} stays as written. */
+export function fill(template, values = {}) {
+  return String(template ?? '').replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+}
+
+/** True on Apple platforms, where the shortcut uses ⌘ instead of Ctrl. */
+export function isApple(platform = '') {
+  return /Mac|iPhone|iPad|iPod/i.test(platform);
+}
+
+/**
+ * The shortcut that opens the chat: Ctrl+/ (⌘/ on Apple). Docusaurus search owns Ctrl/⌘+K, the
+ * browsers leave Ctrl+/ alone, and "/" alone would fire while typing in the search box.
+ */
+export function shortcutLabel(platform = '') {
+  return isApple(platform) ? '⌘/' : 'Ctrl+/';
+}
+
+/** aria-keyshortcuts value for the toggle button. */
+export const ARIA_SHORTCUT = 'Control+/ Meta+/';
+
+export function isOpenShortcut(event) {
+  return event.key === '/' && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
+}
