@@ -16,6 +16,7 @@ from functions.citations import link_citations, related_topics, strip_links
 from functions.deadline import CHECK_RESERVE, time_left, within
 from functions.prompt import NOT_FOUND, chat_messages, echoes_instructions
 from functions.search_types import SearchHit
+from functions.sections import split_hits
 
 MOSTLY_SUPPORTED = 0.5  # below this share the answer is shown flagged as low confidence
 
@@ -36,7 +37,10 @@ def complete(llm, messages: list[dict]):
 
 def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], llm, embedder,
                  confidence: float) -> tuple[dict, int]:
-    """The response for a model answer over `hits`, and the paid tokens it used."""
+    """The response for a model answer over `hits`, and the paid tokens it used. Each section
+    of a chunk is its own numbered passage, so a citation lands on the heading its text sits
+    under."""
+    hits = [part for _, part in split_hits(hits)]
     completion = complete(llm, chat_messages(question, hits, history))
     used = completion.total_tokens
     result, embedded = shown(completion.text, hits, embedder, confidence)

@@ -43,7 +43,10 @@ _FOLLOW_UP = re.compile(
 def heading_trail(payload: dict) -> str:
     """'Module > Chapter > Heading' of a chunk, without repeated parts."""
     parts: list[str] = []
-    for part in [payload.get("module"), *(payload.get("heading_path") or [])]:
+    heads = [*(payload.get("heading_path") or [])]
+    if payload.get("section_title") and payload["section_title"] not in heads:
+        heads.append(payload["section_title"])  # one section of a chunk (functions.sections)
+    for part in [payload.get("module"), *heads]:
         part = str(part or "").strip()
         if part and (not parts or parts[-1] != part):
             parts.append(part)

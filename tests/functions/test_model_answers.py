@@ -164,3 +164,25 @@ def test_a_4000_character_assistant_turn_is_shortened(ask, fake_openai):
     for request in fake_openai.chat_requests:
         convo = request.body["messages"][1]["content"].split("<conversation>")[1]
         assert len(convo) < 1400 and "…" in convo
+
+
+def test_each_section_of_a_chunk_is_its_own_passage(fake_openai):
+    from functions.generation import model_answer
+    from functions.search_types import SearchHit
+    from tests.functions.conftest import ContentEmbedder
+
+    content = ("## Links\n\nA link is a rigid body of the robot.\n\n"
+               "### Joints\n\nA revolute joint connects the head to the torso so it can tilt.")
+    hit = SearchHit(1, 0.9, 0.9, {
+        "module": "URDF", "heading_path": ["URDF", "Links"], "section_title": "Links",
+        "url": "/docs/urdf#links", "content": content,
+        "sections": [{"title": "Links", "anchor": "links", "url": "/docs/urdf#links", "start": 0},
+                     {"title": "Joints", "anchor": "joints", "url": "/docs/urdf#joints",
+                      "start": content.index("### Joints")}]})
+    fake_openai.reply_next("A revolute joint connects the head to the torso so it can tilt [2].")
+    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=5.0, deadline=10.0))
+    result, _ = model_answer("How do I attach the head so it can tilt?", (), [hit], llm,
+                             ContentEmbedder(64), 0.8)
+    assert [c["url"] for c in result["citations"]] == ["/docs/urdf#joints"]
+    sent = fake_openai.chat_requests[0].body["messages"][1]["content"]
+    assert "[1] URDF > Links\n## Links" in sent and "[2] URDF > Links > Joints\n### Joints" in sent
