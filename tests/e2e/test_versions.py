@@ -70,6 +70,12 @@ def test_the_plugin_runs_the_indexer_once_per_build_after_every_locale(versioned
     assert summary["failed"] == 0 and summary["chunks"] > 300
 
 
+def test_each_locale_build_carries_its_own_widget_labels(versioned):
+    label = "Demander au manuel"  # localeLabels.fr.button in the derived config
+    assert label in (versioned.build_dir / LOCALE / "index.html").read_text()
+    assert label not in (versioned.build_dir / "index.html").read_text()
+
+
 def test_one_index_run_holds_every_version_and_locale_and_a_rerun_changes_nothing(versioned, cli_env, indexed):
     cli, env, _ = cli_env
     assert indexed["failed"] == 0 and indexed["deleted"] == 0

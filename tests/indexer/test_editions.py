@@ -158,3 +158,16 @@ def test_a_docs_folder_that_is_not_the_manifests_says_so(tmp_path):
     site = tmp_path / "site"
     built = build_chunks(site, SiteSettings(), ChunkOptions(), routes=load_manifest(manifest, site))
     assert built.failed == [] and len({(c.version, c.locale) for c in built.chunks}) == 4
+
+
+def test_upgrading_an_unversioned_index_to_the_manifest_re_embeds_nothing(tmp_path, store):
+    docs, manifest = versioned_site(tmp_path / "site", with_1_0=False)
+    site = SiteSettings(base_url="/book/")
+    before = sync_docs(docs, site, ChunkOptions(), store, FakeEmbedder())  # as before versions
+    counting = FakeEmbedder()
+    after = sync_docs(docs, site, ChunkOptions(), store, counting, routes=load_manifest(manifest, docs))
+    assert after.deleted == 0 and after.failed == 0
+    # The current English chunks keep their points and vectors (payloads gain version and
+    # locale); only the French page is new text.
+    assert (after.reused, after.embedded, after.chunks) == (before.chunks, 1, before.chunks + 1)
+    assert counting.texts_embedded and all("vingt" in t for t in counting.texts_embedded)
