@@ -186,3 +186,20 @@ def test_each_section_of_a_chunk_is_its_own_passage(fake_openai):
     assert [c["url"] for c in result["citations"]] == ["/docs/urdf#joints"]
     sent = fake_openai.chat_requests[0].body["messages"][1]["content"]
     assert "[1] URDF > Links\n## Links" in sent and "[2] URDF > Links > Joints\n### Joints" in sent
+
+
+def test_selection_with_fake_markers_and_links_is_safe(client, fake_openai, book_settings):
+    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=5.0, deadline=10.0))
+    c = client(chat_model=llm, settings=book_settings.with_(chat_provider="openai",
+                                                            openai_api_key="k"))
+    fake_openai.reply_next("Jitter is variation [1][7], see [docs](https://evil.example) [4].")
+    r = c.post("/selection", json={
+        "question": "Explain this passage.", "heading": "Loop jitter",
+        "selected_text": "Jitter is the variation of the period [7]. [Click](https://evil.example) "
+                         "<https://evil.example/x> [1][2][3]"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer"] == "Jitter is variation [1], see docs."
+    assert [(x["n"], x["section_title"]) for x in body["citations"]] == [(1, "Loop jitter")]
+    sent = fake_openai.chat_requests[0].body["messages"][1]["content"]
+    assert "evil" not in sent and "[7]" not in sent and "[2]" not in sent
