@@ -12,7 +12,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.e2e import servers
@@ -90,37 +89,14 @@ def real_api(built_site, site_server, api_proxy):
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
     assert index.returncode == 0, f"textbook-chat index failed:\n{index.stdout}\n{index.stderr}"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     site_origin = site_server.split(BASE_URL)[0]
-    log = (data / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [*cli, "serve", "--host", "127.0.0.1", "--port", str(port), "--cors-origin", site_origin],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"textbook-chat serve did not start:\n{(data / 'serve.log').read_text()}")
-            time.sleep(0.3)
-        api_proxy.target = url
-        yield url
+        with servers.textbook_chat_serve(cli, env, REPO, data / "serve.log",
+                                         extra=("--cors-origin", site_origin)) as url:
+            api_proxy.target = url
+            yield url
     finally:
         api_proxy.target = None
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
         shutil.rmtree(data, ignore_errors=True)
 
 

@@ -151,3 +151,43 @@ def stub_api(answer: dict, status: int = 200, headers: dict | None = None) -> Th
             self.wfile.write(body)
 
     return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+
+@contextmanager
+def textbook_chat_serve(cli: list[str], env: dict, cwd: Path, log_path: Path, port: int = 0,
+                        extra: tuple[str, ...] = ()):
+    """`textbook-chat serve` in a child process until /health answers; yields its URL and
+    always stops it. Startup failures show the server's log."""
+    import subprocess
+    import time
+
+    import httpx
+    import pytest
+
+    if not port:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    log = log_path.open("w")
+    proc = subprocess.Popen([*cli, "serve", "--host", "127.0.0.1", "--port", str(port), *extra],
+                            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"textbook-chat serve did not start:\n{log_path.read_text()}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e import servers
 from tests.e2e.conftest import cli_command
 from tests.e2e.site_build import BASE_URL, LOCALE, REPO, build_versioned_site
 
@@ -110,33 +110,8 @@ def test_check_verifies_every_version_and_locale_with_nothing_missing(versioned,
 def api(indexed, cli_env):
     cli, env, data = cli_env
     port = int(os.environ.get("TEXTBOOK_CHAT_E2E_VERSIONS_PORT", "0"))
-    if not port:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-    log = (data / "serve.log").open("w")
-    proc = subprocess.Popen([*cli, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"textbook-chat serve did not start:\n{(data / 'serve.log').read_text()}")
-            time.sleep(0.3)
+    with servers.textbook_chat_serve(cli, env, REPO, data / "serve.log", port) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _ask(api, question, page_url) -> dict:
