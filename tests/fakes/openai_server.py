@@ -266,3 +266,30 @@ def passage_responder(body: dict) -> str:
     if not scored:
         return "I couldn't find this in the book."
     return " ".join(f"{s} [{n}]." for _, n, s in sorted(scored)[:2])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.fakes.openai_server --port 18201 [--passages]`: serve until Ctrl+C, e.g.
+    to run `textbook-chat eval` on the model path (CHAT_PROVIDER=openai, OPENAI_API_KEY=x,
+    OPENAI_BASE_URL=http://127.0.0.1:18201/v1, EMBEDDING_PROVIDER=local)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--passages", action="store_true",
+                        help="answer from the given passages (passage_responder)")
+    args = parser.parse_args(argv)
+    server = FakeOpenAI(responder=passage_responder if args.passages else None)
+    server._httpd = ThreadingHTTPServer(("127.0.0.1", args.port), _handler_for(server))
+    print(f"fake OpenAI on {server.base_url}", flush=True)
+    try:
+        server._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
