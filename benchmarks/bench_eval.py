@@ -39,13 +39,23 @@ RUNS = (
     ("naive-dense", "dense", "naive"),
 )
 DEFAULT_CACHE = ROOT / ".textbook-chat" / "bench-embeddings"
-TARGETS = {"hit_at_5": 0.95, "mrr_at_10": 0.85, "abstain_unanswerable": 0.75,
-           "citation_validity": 1.0}
+# The answer shown (issue 10): cites the expected section, refuses rightly; every citation real.
+TARGETS = {"answer_cites_expected": 0.85, "abstain_unanswerable": 0.85, "citation_validity": 1.0}
 MAX_ANSWERABLE_FLAGGED = 0.10
+# What today's code measured (answers citing / answerable refused / unanswerable refused,
+# hybrid, main + extra question files): the floors tests/test_corpora_benchmark.py keeps.
+FLOORS = {
+    "pai-ali": {"answer_cites_expected": 0.75, "abstain_unanswerable": 0.85,
+                "abstain_answerable_max": 0.15},
+    "pai-hassaan": {"answer_cites_expected": 0.55, "abstain_unanswerable": 0.75,
+                    "abstain_answerable_max": 0.20},
+    "textbook": {"answer_cites_expected": 0.80, "abstain_unanswerable": 0.85,
+                 "abstain_answerable_max": 0.07},
+}
 
 
 def target_gaps(runs: dict) -> list[str]:
-    """What keeps one corpus's runs from issue 5's bar (empty when every target is met)."""
+    """What keeps one corpus's runs from issue 10's bar (empty when every target is met)."""
     hybrid = runs.get("hybrid")
     if not hybrid:
         return ["no hybrid run"]

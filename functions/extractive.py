@@ -27,7 +27,7 @@ from functions.sparse import terms
 SOURCES = 4  # chunks quoted from, best first
 WEAK_SOURCE = 0.5  # no block from a chunk whose similarity is under half the best one's
 SEMANTIC_WEIGHT = 0.5  # block score = w * cosine + (1 - w) * weighted term coverage
-SECOND_BLOCK = 0.9  # a block from another section joins when it scores this share of the best
+SECOND_BLOCK = 0.8  # a block from another section joins when it scores this share of the best
 MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
 MAX_LIST_ITEMS = 12
 MAX_CODE_LINES = 30
@@ -139,7 +139,7 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
         c.score = SEMANTIC_WEIGHT * sem + (1 - SEMANTIC_WEIGHT) * c.lex
         if c.block.kind == "paragraph" and len(plain(c.block.text)) < 40:
             c.score *= 0.8  # a fragment rarely answers on its own
-        c.score -= 0.02 * c.rank  # ties go to the better-ranked chunk
+        c.score -= 0.05 * c.rank  # ties go to the better-ranked chunk
 
 
 def _sentences(text: str) -> list[str]:
