@@ -1,0 +1,85 @@
+"""The decision to answer, through the real app: refuse by name what the book never mentions,
+answer misspelt questions, and meet bad questions with a kind reply, never a crash."""
+
+from __future__ import annotations
+
+from functions.answer_checks import quantity_words, states_quantity
+from functions.answering import NAMED_REFUSAL, REFUSAL
+from functions.names import absent_in, is_common, missing, names, rare_unknown_words
+from functions.tokens import common_words
+from tests.functions.book import ALL_URLS
+
+
+def ask(client, question: str) -> dict:
+    r = client().post("/chat", json={"question": question})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_name_the_book_never_mentions_is_refused_by_name(client):
+    body = ask(client, "How do I measure loop jitter with Foxglove Studio?")
+    assert body["low_confidence"] is True and body["citations"] == []
+    assert body["answer"] == NAMED_REFUSAL.format(names="“Foxglove Studio”")
+    assert all(t["url"] in ALL_URLS for t in body["related_topics"])
+
+
+def test_a_rare_word_the_book_never_uses_is_refused_by_name(client):
+    body = ask(client, "How do I build my encoder package with colcon?")
+    assert body["low_confidence"] is True
+    assert "“colcon”" in body["answer"]
+
+
+def test_a_misspelt_question_is_still_answered(client):
+    body = ask(client, "how do I mesure the jiter of my loop?")
+    assert body["low_confidence"] is False
+    assert body["citations"][0]["url"] == "/book/docs/loop#loop-jitter"
+
+
+def test_stop_words_only_get_a_kind_prompt(client):
+    for question in ("what is the?", "?!?", "how to do it"):
+        body = ask(client, question)
+        assert body["low_confidence"] is True and body["citations"] == []
+        assert body["answer"].startswith("Please ask a question about the book")
+
+
+def test_a_long_question_and_another_script_are_answered_safely(client):
+    long = ("Tell me about the loop. " * 90)[:2000]
+    body = ask(client, long)
+    assert body["citations"] == [] or all(c["url"] in ALL_URLS for c in body["citations"])
+    for question in ("¿Cómo se mide el jitter del bucle?", "如何测量循环抖动？", "Как измерить джиттер?"):
+        body = ask(client, question)
+        assert body["low_confidence"] is True or all(c["url"] in ALL_URLS
+                                                     for c in body["citations"])
+        if body["low_confidence"]:
+            assert body["answer"] in (REFUSAL,) or body["answer"].startswith("The book doesn't")
+
+
+def test_names_are_capitalised_words_acronyms_and_identifiers():
+    assert names("How do I use Isaac Lab with ros2_control and RT-2?") == [
+        "Isaac Lab", "ros2_control", "RT-2"]
+    assert names("What is a Jetson-powered robot?") == ["Jetson"]
+    assert names("How does the loop work?") == []
+
+
+def test_a_name_matches_whole_words_plurals_and_spacing():
+    assert not absent_in("ROS 2", ["built on ros2 today"])
+    assert not absent_in("HTN", ["two HTNs plan"])
+    assert absent_in("Isaac Lab", ["Isaac Sim labels images"])
+    assert missing("Use ROS 2 Python nodes?", ["ROS 2 nodes in Python"]) == []
+
+
+def test_rare_words_skip_everyday_english_and_misspellings():
+    common = common_words()
+    assert is_common("heaviest", common) and is_common("insted", common)
+    assert not is_common("colcon", common) and not is_common("fiducial", common)
+    vocabulary = {"lifecycl", "node", "humanoid"}
+    assert rare_unknown_words("why use lifecyle nodes on a humaniod?", vocabulary, common) == []
+    assert rare_unknown_words("detect fiducial tags", vocabulary, common) == ["fiducial"]
+
+
+def test_quantity_questions_need_a_number_of_their_unit():
+    hours = quantity_words("How many hours can it run on one charge?")
+    assert states_quantity("It runs for about 3 hours.", hours)
+    assert not states_quantity("It warns at 10 percent.", hours)
+    assert states_quantity("The delay is 50 ms.", quantity_words("How many milliseconds?"))
+    assert quantity_words("What is the loop?") is None
