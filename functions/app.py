@@ -30,7 +30,8 @@ from functions.http_errors import (
 )
 from functions.validation import parse_json
 
-BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024}
+BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
+             "sources": 64 * 1024}
 Work = Callable[[dict, str, str], dict]  # (body, client ip, request id) -> response fields
 
 
@@ -121,6 +122,20 @@ def chat_work(deps) -> Work:
     return work
 
 
+def sources_work(deps) -> Work:
+    """POST /sources: the /chat body, answered with the sections found (functions.sources).
+    Its own rate-limit bucket, so asking for sources never uses up a reader's questions."""
+    def work(raw: bytes, ip: str, request_id: str) -> dict:
+        from functions.budget import check_rate
+        from functions.sources import find_sources
+        from functions.validation import chat_request
+
+        check_rate(deps.rate_limiter, f"{ip}|sources")
+        req = chat_request(parse_json(raw))
+        return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid)
+    return work
+
+
 def selection_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
         from functions.budget import check_rate
@@ -191,7 +206,7 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = None,
                cors_origin_regex: str | None = None, threaded: bool = True) -> Starlette:
-    """routes: "chat" (/chat, /feedback, /health), "selection" (/selection) or "all" (serve).
+    """routes: "chat" (/chat, /sources, /feedback, /health), "selection" (/selection) or "all".
     CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex.
     threaded=False runs the blocking work inline (Lambda: one request per container)."""
     configure_logging()
@@ -199,6 +214,8 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
     if routes in ("chat", "all"):
         table += [Route("/chat", endpoint(deps, "chat", chat_work(deps), threaded), methods=["POST"]),
                   Route("/feedback", endpoint(deps, "feedback", feedback_work(deps), threaded),
+                        methods=["POST"]),
+                  Route("/sources", endpoint(deps, "sources", sources_work(deps), threaded),
                         methods=["POST"]),
                   Route("/health", health(deps), methods=["GET"])]
     if routes in ("selection", "all"):

@@ -161,3 +161,86 @@ def _open_and_ask(page, question: str = "What is derivative kick?"):
         page.click(TOGGLE)
     page.fill(INPUT, question)
     page.keyboard.press("Enter")
+
+
+MODEL_SECONDS = 3.0  # how long the fake chat model takes to write an answer
+
+
+@pytest.fixture
+def model_api(built_site, site_server, api_proxy):
+    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server,
+    taking MODEL_SECONDS per answer) and local embeddings, behind the proxy."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    from tests.e2e.conftest import cli_command
+    from tests.e2e.site_build import REPO
+    from tests.fakes.openai_server import FakeOpenAI, passage_responder
+
+    def slow_model(body: dict) -> str:
+        time.sleep(MODEL_SECONDS)
+        return passage_responder(body)
+
+    data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
+    port = next(p for p in range(18400, 18500) if socket.socket().connect_ex(("127.0.0.1", p)) != 0)
+    with FakeOpenAI(responder=slow_model) as fake:
+        env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
+               "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
+               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
+        env.pop("QDRANT_URL", None)
+        log = (data / "serve.log").open("w")
+        proc = subprocess.Popen(
+            [*cli_command(), "serve", "--port", str(port), "--watch", str(built_site.site_dir / "docs"),
+             "--cors-origin", site_server.split(BASE_URL)[0]],
+            cwd=data, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        previous = api_proxy.target
+        try:
+            deadline = time.monotonic() + 180
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"serve --watch did not start:\n{(data / 'serve.log').read_text()}")
+                time.sleep(0.3)
+            api_proxy.target = url
+            yield url
+        finally:
+            api_proxy.target = previous
+            proc.terminate()
+            proc.wait(timeout=10)
+            log.close()
+            shutil.rmtree(data, ignore_errors=True)
+
+
+def test_sources_show_first_while_the_model_writes(site_server, page, model_api, api_proxy, artifacts):
+    import time
+
+    _goto(page, site_server + "docs/")
+    page.click(TOGGLE)
+    page.fill(INPUT, "What is derivative kick and how do I avoid it?")
+    started = time.monotonic()
+    page.keyboard.press("Enter")
+    found = page.locator(f"{PANEL} [data-sources-found] a").first
+    found.wait_for(timeout=30_000)
+    first_pixel = time.monotonic() - started
+    href = found.get_attribute("href")
+    page.screenshot(path=str(artifacts / "sources-while-writing.png"))
+    page.locator(f"{PANEL} a[data-citation]").first.wait_for(timeout=60_000)
+    answered = time.monotonic() - started
+    print(f"\n[e2e] model answer: first useful pixel (sources) {first_pixel:.2f} s, "
+          f"answer {answered:.2f} s (model {MODEL_SECONDS} s)")
+    assert first_pixel < answered - 1.5, (first_pixel, answered)
+    assert page.locator(f"{PANEL} [data-sources-found]").count() == 0  # replaced by the answer
+    assert "/docs/pid-control" in href, href  # the section the answer draws on
+    assert len(_posts(api_proxy, "/sources")) == 1

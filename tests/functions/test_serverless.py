@@ -19,7 +19,7 @@ SLS_CACHE = Path(os.environ.get("TEXTBOOK_CHAT_SLS_DIR", Path.home() / ".cache/t
 SLS_PACKAGES = ["serverless@3.40.0", "serverless-python-requirements@6.1.2"]
 ALLOWED_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 LEFT_OUT = ["indexer", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
-ROUTES = {"POST /chat": "chat", "POST /feedback": "chat", "GET /health": "chat",
+ROUTES = {"POST /chat": "chat", "POST /sources": "chat", "POST /feedback": "chat", "GET /health": "chat",
           "POST /selection": "selection"}
 
 

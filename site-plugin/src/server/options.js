@@ -37,7 +37,7 @@ const DEFAULT_LABELS = Object.freeze({
   explainSelection: 'Explain this passage.',
   // {length}, {max}: character counts.
   selectionTooLong: 'That selection is {length} characters long; the assistant reads at most {max}. Select a paragraph or two and try again.',
-  sourcesFound: 'Found in the textbook so far:',
+  sourcesFound: 'Found in the textbook; writing the answer…',
   errorTimeout: 'The assistant took too long to answer. Please try again in a moment.',
   errorNetwork: 'Could not reach the textbook assistant. Check your connection and try again; your question is still in the box.',
   // {wait}: waitSeconds or waitUnknown.

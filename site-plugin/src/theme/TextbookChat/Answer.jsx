@@ -8,7 +8,7 @@ import styles from './styles.module.css';
 
 const clsx = (...names) => names.filter(Boolean).join(' ');
 
-function TargetLink({url, resolve, onNavigate, className, children, ...rest}) {
+export function TargetLink({url, resolve, onNavigate, className, children, ...rest}) {
   const target = resolve(url);
   if (!target) return <span className={className}>{children}</span>;
   if (!target.internal) {

@@ -8,13 +8,15 @@ import {hashToId} from '../../client/citations.mjs';
 import {localizedCitationTarget} from '../../client/locale.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
-import Answer from './Answer';
+import Answer, {TargetLink} from './Answer';
 import {ChatIcon, CloseIcon, NarrowIcon, WidenIcon} from './Icons';
 import SelectionPopover from './SelectionPopover';
 import styles from './styles.module.css';
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
 const WIDE_KEY = 'textbook-chat:wide';
+// An answer slower than this gets the sections found shown first (POST /sources).
+const SOURCES_AFTER_MS = 400;
 const EXCERPT_CHARS = 280;
 const PHONE_QUERY = '(max-width: 600px)';
 
@@ -81,6 +83,8 @@ export default function TextbookChat() {
   const [error, setError] = useState(null);
   const [selection, setSelection] = useState(null);
   const [wide, setWide] = useState(false);
+  const [found, setFound] = useState(null);
+  const askSeq = useRef(0);
   const [keys, setKeys] = useState('Ctrl+/');
   const guard = useRef(createInFlightGuard()).current;
   const inputRef = useRef(null);
@@ -173,11 +177,24 @@ export default function TextbookChat() {
     const question = typed || labels.explainSelection;
     setPending(true);
     setError(null);
+    const seq = (askSeq.current += 1);
+    let sourcesTimer = null;
     try {
       const path = selection ? 'selection' : 'chat';
       const body = selection
         ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {})}
         : {question, history: historyForRequest(messages), page_url: window.location.pathname};
+      if (!selection) {
+        // Lambda buffers the answer: while a model writes it, show the sections it will draw on.
+        sourcesTimer = window.setTimeout(() => {
+          postJson(fetch, endpoint(apiUrl, 'sources'), body, {timeoutMs: requestTimeoutMs, labels})
+            .then((data) => {
+              const sources = Array.isArray(data.sources) ? data.sources.filter((s) => s && s.url) : [];
+              setFound({seq, sources});
+            })
+            .catch(() => {}); // only a preview: an API without /sources just shows the spinner
+        }, SOURCES_AFTER_MS);
+      }
       const answer = normaliseAnswer(await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels}));
       setMessages((previous) => [
         ...previous,
@@ -199,6 +216,7 @@ export default function TextbookChat() {
       if (typeof asked === 'string') setInput(asked);
       setError(failure instanceof ApiError ? failure.message : labels.errorUnknown);
     } finally {
+      window.clearTimeout(sourcesTimer);
       guard.end('ask');
       setPending(false);
     }
@@ -309,6 +327,20 @@ export default function TextbookChat() {
               <p className={styles.loading} role="status">
                 <span className={styles.spinner} aria-hidden="true" /> {labels.thinking}
               </p>
+            )}
+            {pending && found?.seq === askSeq.current && found.sources.length > 0 && (
+              <nav className={`${styles.sources} ${styles.found}`} aria-label={labels.sourcesFound} data-sources-found="">
+                <p className={styles.sourcesTitle}>{labels.sourcesFound}</p>
+                <ul>
+                  {found.sources.map((source) => (
+                    <li key={source.url}>
+                      <TargetLink url={source.url} resolve={resolve} onNavigate={onNavigate}>
+                        {source.title || source.url}
+                      </TargetLink>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
             )}
           </div>
           {error && (

@@ -1,0 +1,28 @@
+"""POST /sources: the sections a question finds, in a fraction of the time a model needs to
+write its answer. The widget asks for them beside a slow /chat and shows them at once; Lambda
+behind API Gateway buffers responses, so a second, quick request is how to show progress.
+
+No model call, nothing recorded; sources are shown only when the book answers the question
+(the same confidence decision as /chat), so an off-topic question shows none.
+"""
+
+from __future__ import annotations
+
+from functions.budget import approx_tokens, reserve
+from functions.citations import related_topics
+from functions.confidence import assess
+from functions.prompt import heuristic_standalone
+from functions.validation import ChatRequest
+
+MAX_SOURCES = 3
+
+
+def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool) -> dict:
+    """{"sources": [{title, url}]}: the best distinct sections, or [] when confidence is low."""
+    query = heuristic_standalone(req.question, req.history) if req.history else req.question
+    if paid:  # the query embedding, when embeddings are paid for
+        reserve(spend_cap, approx_tokens(query))
+    hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
+    verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
+                     query=query)
+    return {"sources": related_topics(hits, MAX_SOURCES) if verdict.level == "ok" else []}
