@@ -74,11 +74,63 @@ def words(text: str) -> list[str]:
     return [w for w in (t.strip("_") for t in re.findall(r"\w+", text.lower())) if w]
 
 
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)")
+# Fenced languages a theme draws instead of printing (the diagram's source is not on the page).
+NOT_PRINTED = {"mermaid", "math", "latex", "tex", "katex"}
+_JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>"  # a tag and its props
+                      r"|<[A-Za-z][\w.:-]*\s[^<>]*$"  # a tag the chunk ends inside
+                      r"|^[^<>]*=[\"'{][^<>]*/?>", re.S)  # a tag the chunk begins inside
+_INDENTED = re.compile(r"^(?: {4}|\t)(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
+
+
+def _visible(markdown: str) -> list[str]:
+    """The chunk's Markdown in pieces a reader may see as text: fenced code as is (except
+    diagrams and math), prose without MDX expressions and JSX tags with their attributes
+    (a component decides what its props show)."""
+    pieces: list[str] = []
+    prose: list[str] = []
+    fence, keep, code = "", True, []
+    for line in markdown.splitlines():
+        match = _FENCE.match(line)
+        if fence:
+            if match and match.group(1).startswith(fence) and not line.strip()[len(match.group(1)):]:
+                pieces.extend(["\n".join(code)] if keep else [])
+                fence, code = "", []
+            else:
+                code.append(line)
+        elif match:
+            pieces.append(_prose("\n".join(prose)))
+            prose, fence, keep = [], match.group(1), match.group(2).lower() not in NOT_PRINTED
+        elif not _INDENTED.match(line):
+            prose.append(line)
+        else:  # prose is never indented 4+; such lines are a prop's code or nested blocks
+            prose.append("")
+    if fence and keep:
+        pieces.append("\n".join(code))
+    pieces.append(_prose("\n".join(prose)))
+    return pieces
+
+
+def _prose(text: str) -> str:
+    out, depth = [], 0
+    for ch in text:  # balanced {…}: MDX expressions, never literal text
+        if ch == "{":
+            depth += 1
+            out.append("\n\n") if depth == 1 else None
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == "}":  # the chunk began inside an expression (a prop): what came before is too
+            out = ["\n\n"]
+        elif not depth:
+            out.append(ch)
+    return _JSX_TAG.sub("\n\n", "".join(out))
+
+
 def text_runs(markdown: str) -> list[list[str]]:
     """The runs of words a reader sees, in order, from a chunk's Markdown."""
     # Blocks are separate runs: the page may put text between them (an admonition's title).
-    parts = (part for block in _BLANK_LINE.split(html.unescape(markdown))
-             for part in _NOT_TEXT.split(block))
+    parts = (part for piece in _visible(html.unescape(markdown))
+             for block in _BLANK_LINE.split(piece) for part in _NOT_TEXT.split(block))
     runs = [words(part) for part in parts]
     return [run for run in runs if len(run) >= MIN_RUN_WORDS]
 

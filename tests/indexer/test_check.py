@@ -65,3 +65,18 @@ def test_markup_and_short_runs_are_not_checked():
     assert runs == []
     assert text_runs("Say hello to the robot, then start it.") == [
         ["say", "hello", "to", "the", "robot", "then", "start", "it"]]
+
+
+def test_component_props_and_diagrams_are_not_checked_as_page_text():
+    chunk_md = (
+        "Intro sentence that a reader does see on the page.\n\n"
+        "<Quiz\n  question=\"What are the three parts of the loop?\"\n  options={[\n"
+        "    \"Sense, think and act\",\n  ]}\n/>\n\n"
+        "```mermaid\ngraph LR\n  sensor --> controller --> motor\n```\n\n"
+        "<Exercise\n  title=\"Build the loop yourself\"\n  solution={`\n"
+        "    def control_loop(self, sensor_value):\n        return compute(sensor_value)\n`}\n"
+    )
+    assert text_runs(chunk_md) == [["intro", "sentence", "that", "a", "reader", "does", "see", "on", "the", "page"]]
+    # A chunk that starts inside a prop's template literal.
+    assert text_runs("        return compute(sensor_value)\n`}\n/>\n\nThe loop runs at one hundred hertz.") == [
+        ["the", "loop", "runs", "at", "one", "hundred", "hertz"]]
