@@ -145,7 +145,7 @@ def cmd_ask(args, handler=None) -> int:
     question the API refuses as input (empty, too long), 1 for any other failure."""
     from functions.errors import ConfigError
 
-    os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answer, not the request log
+    os.environ.setdefault("LOG_LEVEL", "ERROR")  # one human line, not the JSON request log
     if not args.question.strip():
         print("textbook-chat ask: the question is empty; type one, e.g. "
               'textbook-chat ask "What is a PID controller?"', file=sys.stderr)

@@ -263,7 +263,7 @@ def cmd_demo(args) -> int:
     print_summary(summary, as_json=False)
     from mangum import Mangum
 
-    os.environ.setdefault("LOG_LEVEL", "WARNING")  # the answers, not the request log
+    os.environ.setdefault("LOG_LEVEL", "ERROR")  # the answers, not the JSON request log
     deps = Deps(settings, env=os.environ,
                 feedback=make_feedback_store(settings, os.environ, path=DEMO_FEEDBACK))
     handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")

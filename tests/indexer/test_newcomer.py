@@ -74,6 +74,9 @@ def test_usage_errors_exit_2_with_one_line(tmp_path):
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "question is empty" in out.stderr
     assert out.stdout == ""
+    out = cli(tmp_path, "ask", "What is PID?")  # no index here: a failure, still one line
+    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+    assert "textbook-chat index" in out.stderr and '{"level"' not in out.stderr
     out = cli(tmp_path, "serve", "--help")
     assert "default: 8787" in out.stdout and "default: 127.0.0.1" in out.stdout
 
