@@ -40,8 +40,15 @@ def _site_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--overlap", type=int, default=50)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Every command's usage errors: one line naming the command and its --help, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="textbook-chat",
         description="Chat with your Docusaurus textbook: cited, anchor-exact answers.",
         epilog=EXAMPLES,

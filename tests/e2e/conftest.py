@@ -86,12 +86,13 @@ def real_api(built_site, site_server, api_proxy):
     site = built_site.site_dir
     index = subprocess.run(
         [*cli, "index", str(site / "docs"), "--site-dir", str(site), "--manifest", str(built_site.manifest)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        cwd=data, env=env, capture_output=True, text=True, timeout=600,
     )
     assert index.returncode == 0, f"textbook-chat index failed:\n{index.stdout}\n{index.stderr}"
     site_origin = site_server.split(BASE_URL)[0]
     try:
-        with servers.textbook_chat_serve(cli, env, REPO, data / "serve.log",
+        # cwd=data: the test questions go to a readers' log there, not in the checkout
+        with servers.textbook_chat_serve(cli, env, data, data / "serve.log",
                                          extra=("--cors-origin", site_origin)) as url:
             api_proxy.target = url
             yield url

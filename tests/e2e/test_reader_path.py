@@ -173,13 +173,11 @@ def model_api(built_site, site_server, api_proxy):
     import os
     import shutil
     import socket
-    import subprocess
     import tempfile
     import time
     from pathlib import Path
 
-    import httpx
-
+    from tests.e2e import servers
     from tests.e2e.conftest import cli_command
     from tests.e2e.site_build import REPO
     from tests.fakes.openai_server import FakeOpenAI, passage_responder
@@ -190,36 +188,19 @@ def model_api(built_site, site_server, api_proxy):
 
     data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
     port = next(p for p in range(18400, 18500) if socket.socket().connect_ex(("127.0.0.1", p)) != 0)
+    previous = api_proxy.target
     with FakeOpenAI(responder=slow_model) as fake:
         env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
                "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
                "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
         env.pop("QDRANT_URL", None)
-        log = (data / "serve.log").open("w")
-        proc = subprocess.Popen(
-            [*cli_command(), "serve", "--port", str(port), "--watch", str(built_site.site_dir / "docs"),
-             "--cors-origin", site_server.split(BASE_URL)[0]],
-            cwd=data, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        previous = api_proxy.target
+        watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
         try:
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"serve --watch did not start:\n{(data / 'serve.log').read_text()}")
-                time.sleep(0.3)
-            api_proxy.target = url
-            yield url
+            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", port, watch) as url:
+                api_proxy.target = url
+                yield url
         finally:
             api_proxy.target = previous
-            proc.terminate()
-            proc.wait(timeout=10)
-            log.close()
             shutil.rmtree(data, ignore_errors=True)
 
 

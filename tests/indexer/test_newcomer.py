@@ -77,6 +77,12 @@ def test_usage_errors_exit_2_with_one_line(tmp_path):
     out = cli(tmp_path, "ask", "What is PID?")  # no index here: a failure, still one line
     assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
     assert "textbook-chat index" in out.stderr and '{"level"' not in out.stderr
+    for args, words in ((["ask"], "required: question"), (["index"], "required: docs_dir"),
+                        (["serve", "--port", "x"], "'x' is not a port number"),
+                        (["nope"], "invalid choice")):
+        out = cli(tmp_path, *args)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+        assert words in out.stderr and "--help" in out.stderr, out.stderr
     out = cli(tmp_path, "serve", "--help")
     assert "default: 8787" in out.stdout and "default: 127.0.0.1" in out.stdout
 
