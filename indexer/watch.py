@@ -85,11 +85,28 @@ class Watcher(threading.Thread):
         self.stopped.set()
 
 
+def _hint_missing_index() -> None:
+    """Say at start when there is plainly no local index yet (GET /health would answer 503),
+    without opening it: local Qdrant is opened on the first question, so `index` may still run."""
+    from functions.settings import Settings
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
+        return
+    if settings.qdrant_url or (Path(settings.qdrant_path) / "collection" / settings.collection).is_dir():
+        return
+    print(f"textbook-chat serve: there is no index at {settings.qdrant_path} (collection "
+          f"{settings.collection!r}) yet: run `textbook-chat index DOCS_DIR` before the first "
+          "question, or serve with `--watch DOCS_DIR`.", file=sys.stderr)
+
+
 def cmd_serve(args) -> int:
     """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
     from functions.cli_commands import cmd_serve as serve
 
     if not getattr(args, "watch", None):
+        _hint_missing_index()
         return serve(args)
     from functions.deps import Deps
     from functions.settings import Settings

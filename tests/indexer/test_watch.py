@@ -158,3 +158,17 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
     assert "re-synced" in proc.stderr.read()
+
+
+def test_serve_says_when_there_is_no_index_yet(tmp_path, monkeypatch, capsys):
+    from indexer.watch import _hint_missing_index
+
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    monkeypatch.setenv("QDRANT_COLLECTION", "book")
+    _hint_missing_index()
+    err = capsys.readouterr().err
+    assert "no index at" in err and "textbook-chat index DOCS_DIR" in err and "--watch" in err
+    (tmp_path / "qdrant" / "collection" / "book").mkdir(parents=True)
+    _hint_missing_index()
+    assert capsys.readouterr().err == ""
