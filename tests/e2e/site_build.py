@@ -102,8 +102,13 @@ def build_sample_site(api_url: str) -> BuiltSite:
     plugin = tree_hash(PLUGIN / "src", extra=(PLUGIN / "package.json").read_text())
     if not _stamp_ok(stamps / "plugin", plugin):
         started = time.monotonic()
-        # The README's install line: npm packs the folder (its "files") and installs a copy.
-        _run(["npm", "install", "--no-save", "--install-links", *npm_flags, str(PLUGIN)], site)
+        # The README's install lines: pack the plugin into the site's vendor/, install the tarball.
+        vendor = site / "vendor"
+        shutil.rmtree(vendor, ignore_errors=True)
+        vendor.mkdir()
+        _run(["npm", "pack", str(PLUGIN), "--pack-destination", "vendor"], site)
+        (tarball,) = vendor.glob("docusaurus-plugin-textbook-chat-*.tgz")
+        _run(["npm", "install", "--no-save", *npm_flags, f"./vendor/{tarball.name}"], site)
         timings["plugin_install_s"] = time.monotonic() - started
         (stamps / "plugin").write_text(plugin)
         (stamps / "build").unlink(missing_ok=True)
