@@ -19,7 +19,7 @@ from indexer.plan import SyncPlan, doc_key, payload_doc_key, plan_sync
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"  # 2: chunks list the sections they hold
 _LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url")
 
 
