@@ -206,7 +206,7 @@ def test_low_confidence_shows_related_topics(built_site, site_server, page, stub
     box.wait_for()
     assert "not sure" in box.inner_text()
     assert "These sections may help" in box.inner_text()
-    page.locator(PANEL).get_by_role("link", name="PID control").click()
+    page.locator(PANEL).get_by_role("link", name="4. Feedback with PID").click()  # the sidebar name
     page.wait_for_function("p => location.pathname === p", arg=pid["permalink"])
 
 

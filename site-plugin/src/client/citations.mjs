@@ -74,3 +74,15 @@ export function citationLabel(citation, pageLabels = {}) {
   if (section && title && section !== title && section !== pageTitle) return `${section} — ${title}`;
   return (section === pageTitle ? title : section) || title || citation?.url || '';
 }
+
+/**
+ * A related topic's or found source's "Page › Section" title (from the API) with the page
+ * named as the sidebar names it, when the build knows that name.
+ */
+export function topicLabel(topic, pageLabels = {}) {
+  const title = (topic?.title || '').trim();
+  const page = pageLabels[pageKey(topic?.url)];
+  if (!page) return title || topic?.url || '';
+  const at = title.indexOf(' › ');
+  return at === -1 ? page : `${page} › ${title.slice(at + 3)}`;
+}

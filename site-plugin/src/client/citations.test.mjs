@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {citationLabel, citationTarget, hashToId} from './citations.mjs';
+import {citationLabel, citationTarget, hashToId, topicLabel} from './citations.mjs';
 
 const site = {baseUrl: '/textbook-chat-sample/', siteUrl: 'https://example.github.io', origin: 'http://127.0.0.1:3000'};
 
@@ -56,4 +56,12 @@ test('citation labels name the page as the sidebar does', () => {
   const intro = {...cited, section_title: '1.4 Gazebo-ROS2 Integration', url: 'https://site.example/book/docs/gazebo/ros2'};
   assert.equal(citationLabel(intro, pageLabels), '2.4.1 Gazebo and ROS 2');
   assert.equal(citationLabel({...cited, url: '/book/docs/other#x'}, pageLabels), 'Bridging topics — 1.4 Gazebo-ROS2 Integration');
+});
+
+test('related topics and found sources name the page as the sidebar does', () => {
+  const pageLabels = {'/book/docs/pid': '4. Feedback with PID'};
+  assert.equal(topicLabel({title: 'PID Control › Tuning', url: '/book/docs/pid#tuning'}, pageLabels), '4. Feedback with PID › Tuning');
+  assert.equal(topicLabel({title: 'PID Control', url: '/book/docs/pid/'}, pageLabels), '4. Feedback with PID');
+  assert.equal(topicLabel({title: 'Motors › Servos', url: '/book/docs/motors#servos'}, pageLabels), 'Motors › Servos');
+  assert.equal(topicLabel({url: '/x'}), '/x');
 });

@@ -1,6 +1,6 @@
 /** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics and feedback. */
 import React from 'react';
-import {citationLabel} from '../../client/citations.mjs';
+import {citationLabel, topicLabel} from '../../client/citations.mjs';
 import {fill} from '../../client/labels.mjs';
 import {ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
@@ -93,7 +93,7 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
             {message.relatedTopics.map((topic, i) => (
               <li key={i}>
                 <TargetLink url={topic.url} resolve={resolve} onNavigate={onNavigate}>
-                  {topic.title || topic.url}
+                  {topicLabel(topic, pageLabels)}
                 </TargetLink>
               </li>
             ))}

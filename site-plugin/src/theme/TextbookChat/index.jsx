@@ -4,7 +4,7 @@ import {useHistory} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mjs';
-import {hashToId} from '../../client/citations.mjs';
+import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {localizedCitationTarget} from '../../client/locale.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
@@ -335,7 +335,7 @@ export default function TextbookChat() {
                   {found.sources.map((source) => (
                     <li key={source.url}>
                       <TargetLink url={source.url} resolve={resolve} onNavigate={onNavigate}>
-                        {source.title || source.url}
+                        {topicLabel(source, pageLabels)}
                       </TargetLink>
                     </li>
                   ))}
