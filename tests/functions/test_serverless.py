@@ -176,7 +176,7 @@ def test_package_builds_the_stack(packaged):
         by_type.setdefault(r["Type"], []).append(name)
     assert sorted(by_type["AWS::Lambda::Function"]) == ["ChatLambdaFunction",
                                                         "SelectionLambdaFunction"]
-    assert len(by_type["AWS::ApiGatewayV2::Route"]) == 4
+    assert len(by_type["AWS::ApiGatewayV2::Route"]) == len(ROUTES)
     for fn in ("ChatLambdaFunction", "SelectionLambdaFunction"):
         props = res[fn]["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
