@@ -70,13 +70,15 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         used += approx_tokens(query) if paid else 0
         if empty_question(req.question):
             return {"answer": EMPTY_QUESTION, "citations": [], "confidence": 0.0,
-                    "low_confidence": True, "related_topics": []}
+                    "low_confidence": True, "related_topics": [],
+                    "refusal": {"code": "empty_question"}}
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
                          query=query)
         absent = _absent_names(req.question, hits, retriever, req.filters)
         if absent:
-            return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits)
+            return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
+                            {"code": "not_mentioned", "names": absent[:3]})
         if verdict.level != "ok":
             return _abstain(REFUSAL, verdict.confidence, hits)
         sources = hits
@@ -94,7 +96,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         if paid:
             spend_cap.settle(reserved, used)
     if echoes_instructions(text):
-        return _abstain(OFF_TOPIC, verdict.confidence, hits)
+        return _abstain(OFF_TOPIC, verdict.confidence, hits, {"code": "off_topic"})
     text, citations = link_citations(text, sources)
     if not text or _says_not_found(text):
         return _abstain(REFUSAL, verdict.confidence, hits)
@@ -132,6 +134,14 @@ def _says_not_found(text: str) -> bool:
     return text.lower().startswith(NOT_FOUND[:25].lower())
 
 
-def _abstain(text: str, confidence: float, hits) -> dict:
-    return {"answer": text, "citations": [], "confidence": confidence, "low_confidence": True,
-            "related_topics": related_topics(hits)}
+def _abstain(text: str, confidence: float, hits, refusal: dict | None = None) -> dict:
+    """A refusal with the closest sections. `refusal` tells the widget which case it is, so a
+    translated site shows its own words (labels refusalNotCovered, refusalNotMentioned, …);
+    the one English wording of each case is the default."""
+    out = {"answer": text, "citations": [], "confidence": confidence, "low_confidence": True,
+           "related_topics": related_topics(hits)}
+    if refusal is None and text == REFUSAL:
+        refusal = {"code": "not_covered"}
+    if refusal is not None:
+        out["refusal"] = refusal
+    return out

@@ -25,8 +25,11 @@ def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> d
     """A refusal (the one wording of functions.answering unless `text`) with related sections."""
     from functions.answering import LOW_CONFIDENCE  # one wording per case, kept there
 
-    return {"answer": text or LOW_CONFIDENCE, "citations": [], "confidence": round(confidence, 3),
-            "low_confidence": True, "related_topics": related_topics(hits)}
+    out = {"answer": text or LOW_CONFIDENCE, "citations": [], "confidence": round(confidence, 3),
+           "low_confidence": True, "related_topics": related_topics(hits)}
+    if not text:
+        out["refusal"] = {"code": "not_covered"}
+    return out
 
 
 def complete(llm, messages: list[dict]):

@@ -83,3 +83,34 @@ def test_quantity_questions_need_a_number_of_their_unit():
     assert not states_quantity("It warns at 10 percent.", hours)
     assert states_quantity("The delay is 50 ms.", quantity_words("How many milliseconds?"))
     assert quantity_words("What is the loop?") is None
+
+
+def test_refusals_carry_their_case_for_the_widget(client):
+    named = ask(client, "How do I measure loop jitter with Foxglove Studio?")
+    assert named["refusal"] == {"code": "not_mentioned", "names": ["Foxglove Studio"]}
+    assert ask(client, "what is the?")["refusal"] == {"code": "empty_question"}
+    assert ask(client, "Who won the football world cup?")["refusal"] == {"code": "not_covered"}
+    assert "refusal" not in ask(client, "How do I measure loop jitter?")
+
+
+def test_the_widget_default_labels_are_the_api_wordings():
+    """A site that does not translate shows exactly what the API says."""
+    import json
+    import re
+    from pathlib import Path
+
+    from functions.answering import EMPTY_QUESTION, OFF_TOPIC
+
+    source = (Path(__file__).resolve().parents[2] / "site-plugin" / "src" / "server"
+              / "options.js").read_text(encoding="utf-8")
+
+    def label(key: str) -> str:
+        match = re.search(rf"^\s*{key}: (\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*'),$", source, re.M)
+        assert match, key
+        raw = match.group(1)
+        return json.loads(raw) if raw[0] == '"' else raw[1:-1]
+
+    assert label("refusalNotCovered") == REFUSAL
+    assert label("refusalNotMentioned") == NAMED_REFUSAL
+    assert label("refusalEmptyQuestion") == EMPTY_QUESTION
+    assert label("refusalOffTopic") == OFF_TOPIC

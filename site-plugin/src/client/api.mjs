@@ -101,5 +101,27 @@ export function normaliseAnswer(data) {
     lowConfidence: Boolean(data.low_confidence),
     relatedTopics: related,
     requestId: typeof data.request_id === 'string' ? data.request_id : null,
+    ...(data.refusal && typeof data.refusal.code === 'string'
+      ? {refusal: {code: data.refusal.code, names: Array.isArray(data.refusal.names) ? data.refusal.names.map(String) : []}}
+      : {}),
   };
+}
+
+const REFUSAL_LABELS = {
+  not_covered: 'refusalNotCovered',
+  not_mentioned: 'refusalNotMentioned',
+  empty_question: 'refusalEmptyQuestion',
+  off_topic: 'refusalOffTopic',
+};
+
+/**
+ * The words a refusal is shown in: the site's label for its case (so a translated site speaks
+ * its language), else the API's own text.
+ */
+export function refusalText(answer, labels) {
+  const key = answer.refusal && REFUSAL_LABELS[answer.refusal.code];
+  const template = key && labels[key];
+  if (!template) return answer.answer;
+  const names = (answer.refusal.names || []).map((n) => `“${n}”`).join(', ');
+  return template.replace('{names}', names);
 }

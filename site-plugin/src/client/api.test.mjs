@@ -110,3 +110,16 @@ test('normaliseAnswer tolerates missing fields and drops broken citations', () =
     requestId: null,
   });
 });
+
+test('a refusal is shown in the site’s own words for its case, else the API’s text', async () => {
+  const {refusalText} = await import('./api.mjs');
+  const body = {answer: "The book doesn't mention “Foxglove”, so I won't guess.", low_confidence: true,
+    refusal: {code: 'not_mentioned', names: ['Foxglove']}};
+  const answer = normaliseAnswer(body);
+  assert.deepEqual(answer.refusal, {code: 'not_mentioned', names: ['Foxglove']});
+  const fr = {...labels, refusalNotMentioned: 'Le livre ne parle pas de {names}.'};
+  assert.equal(refusalText(answer, fr), 'Le livre ne parle pas de “Foxglove”.');
+  assert.equal(refusalText(answer, {...labels, refusalNotMentioned: undefined}), body.answer);
+  assert.equal(refusalText(normaliseAnswer({answer: 'plain', refusal: {code: 'unknown'}}), fr), 'plain');
+  assert.equal(refusalText(normaliseAnswer({answer: 'text'}), fr), 'text');
+});

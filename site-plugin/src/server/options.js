@@ -16,6 +16,12 @@ const DEFAULT_LABELS = Object.freeze({
   sources: 'Sources',
   relatedTopics: 'These sections may help',
   lowConfidence: 'I am not sure the textbook answers this.',
+  // The API's refusals, by case (a translated site translates these; the API's text is English).
+  refusalNotCovered: "The book doesn't cover this, so I won't guess. These sections are the closest:",
+  // {names}: what the question names that the book never mentions, quoted.
+  refusalNotMentioned: "The book doesn't mention {names}, so I won't guess. These sections are the closest:",
+  refusalEmptyQuestion: 'Please ask a question about the book in a few words, for example “What is …?”',
+  refusalOffTopic: 'I can only answer questions about this book.',
   thinking: 'Looking through the textbook…',
   feedbackUp: 'This answer helped',
   feedbackDown: 'This answer did not help',

@@ -3,7 +3,7 @@ import React, {useCallback, useEffect, useRef, useState} from 'react';
 import {useHistory} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
-import {ApiError, endpoint, normaliseAnswer, postJson} from '../../client/api.mjs';
+import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {localizedCitationTarget} from '../../client/locale.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
@@ -202,7 +202,7 @@ export default function TextbookChat() {
         {
           id: newId(),
           role: 'assistant',
-          content: answer.answer,
+          content: refusalText(answer, labels),
           citations: answer.citations,
           lowConfidence: answer.lowConfidence,
           relatedTopics: answer.relatedTopics,
