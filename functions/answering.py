@@ -73,8 +73,10 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                     "low_confidence": True, "related_topics": [],
                     "refusal": {"code": "empty_question"}}
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
+        # Word coverage is judged on what the reader asks now: a follow-up's search query
+        # carries the previous question, whose words the new section need not repeat.
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                         query=query)
+                         query=req.question if req.history else query)
         absent = _absent_names(req.question, hits, retriever, req.filters)
         if absent:
             return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
