@@ -298,6 +298,10 @@ def test_real_selection_answer_cites_that_page(built_site, site_server, page, re
     (sent,) = _posts(api_proxy, "/selection")
     assert sent["page_url"] == pid["permalink"]
     assert sent.get("anchor", "") == expected_anchor
+    if expected_anchor:  # the source label is the heading as the page shows it
+        shown = page.evaluate("id => document.getElementById(id).innerText", expected_anchor)
+        assert sent["heading"] == " ".join(shown.replace("\u200b", "").split())
+        assert sent["heading"] and "#" not in sent["heading"]
     assert sent["selected_text"].strip()[:40] in paragraph.inner_text()
     hrefs = page.eval_on_selector_all(f"{PANEL} a[data-citation], {PANEL} a[data-source]",
                                       "els => els.map(e => e.getAttribute('href'))")

@@ -67,3 +67,20 @@ export function popoverPosition(rect, viewport, size = {width: 160, height: 40})
   const top = below + size.height > viewport.height ? Math.max(margin, rect.top - size.height - margin) : below;
   return {left: Math.max(margin, Math.round(left)), top: Math.round(top)};
 }
+
+/**
+ * A heading's text as the page shows it (Docusaurus's "#" hash link and zero-width spaces left
+ * out), for the source label of an "Ask about this" answer; '' without a heading.
+ */
+export function headingText(heading) {
+  if (!heading) return '';
+  const parts = [];
+  const walk = (node) => {
+    for (const child of node.childNodes || []) {
+      if (child.nodeType === 3) parts.push(child.textContent || '');
+      else if (child.nodeType === 1 && !(child.classList && child.classList.contains('hash-link'))) walk(child);
+    }
+  };
+  walk(heading);
+  return parts.join('').replace(/[\u200b\u200c\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim();
+}

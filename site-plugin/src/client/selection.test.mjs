@@ -74,3 +74,12 @@ test('popover stays inside a 375 px viewport', () => {
   assert.deepEqual(popoverPosition({left: 340, width: 30, top: 100, bottom: 120}, viewport), {left: 207, top: 128});
   assert.deepEqual(popoverPosition({left: 0, width: 10, top: 640, bottom: 660}, viewport), {left: 8, top: 592});
 });
+
+test('headingText is the heading as shown, without the hash link', async () => {
+  const {headingText} = await import('./selection.mjs');
+  const text = (t) => ({nodeType: 3, textContent: t});
+  const el = (cls, ...childNodes) => ({nodeType: 1, classList: {contains: (c) => c === cls}, childNodes});
+  const heading = el('', text('1.2.5 Quality of '), el('code', text('QoS')), text(' settings'), el('hash-link', text('\u200b')));
+  assert.equal(headingText(heading), '1.2.5 Quality of QoS settings');
+  assert.equal(headingText(null), '');
+});

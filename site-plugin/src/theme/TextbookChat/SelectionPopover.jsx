@@ -1,6 +1,6 @@
 /** "Ask about this": a small popover next to a text selection inside the article. */
 import React, {useEffect, useState} from 'react';
-import {isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from '../../client/selection.mjs';
+import {headingText, isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from '../../client/selection.mjs';
 import {ChatIcon} from './Icons';
 import styles from './styles.module.css';
 
@@ -48,6 +48,8 @@ function readSelection(selector, maxChars, labels) {
   const selection = window.getSelection();
   if (!selection || selection.isCollapsed || selection.rangeCount === 0) return null;
   const range = selection.getRangeAt(0);
+  // The section's id, and its heading as the page shows it: the answer's source label.
+  const withHeading = (anchor) => ({anchor, heading: anchor ? headingText(document.getElementById(anchor)) : ''});
   const start = elementOf(range.startContainer);
   const end = elementOf(range.endContainer);
   if (!isAskableElement(start, selector) || !isAskableElement(end, selector)) return null;
@@ -59,7 +61,7 @@ function readSelection(selector, maxChars, labels) {
   const position = popoverPosition(rect, {width: document.documentElement.clientWidth, height: window.innerHeight});
   return {
     text,
-    anchor: nearestHeadingId(range.startContainer, start.closest(selector)),
+    ...withHeading(nearestHeadingId(range.startContainer, start.closest(selector))),
     pageUrl: window.location.pathname,
     // Absolute (document) coordinates, so the popover stays by the text while scrolling.
     left: position.left + window.scrollX,

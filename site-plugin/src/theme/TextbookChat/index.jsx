@@ -182,7 +182,7 @@ export default function TextbookChat() {
     try {
       const path = selection ? 'selection' : 'chat';
       const body = selection
-        ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {})}
+        ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {}), ...(selection.heading ? {heading: selection.heading} : {})}
         : {question, history: historyForRequest(messages), page_url: window.location.pathname};
       if (!selection) {
         // Lambda buffers the answer: while a model writes it, show the sections it will draw on.
