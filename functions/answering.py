@@ -23,7 +23,6 @@ from functions.validation import ChatRequest
 REFUSAL = "The book doesn't cover this, so I won't guess. These sections are the closest:"
 NAMED_REFUSAL = "The book doesn't mention {names}, so I won't guess. These sections are the closest:"
 EMPTY_QUESTION = "Please ask a question about the book in a few words, for example “What is …?”"
-LOW_CONFIDENCE = REFUSAL  # kept for callers of the old name
 OFF_TOPIC = "I can only answer questions about this book."
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60

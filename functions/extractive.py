@@ -49,13 +49,6 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*`])")
 _INLINE = re.compile(r"\*\*|__|`|!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_DIGIT = re.compile(r"\d")
-# Sentence-level helpers (used by the selection answerer)
-MAX_SENTENCES = 3
-MAX_PER_SOURCE = 2
-_CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
-_SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
 @dataclass
@@ -80,7 +73,6 @@ class Composed:
     sources: list[SearchHit] = field(default_factory=list)
     lex: float = 0.0  # weighted term coverage of the best block (0..1)
     sem: float = 0.0  # cosine of the question and the best block
-    has_number: bool = False  # the quoted text holds a digit (for "how many/much" questions)
 
 
 def plain(text: str) -> str:
@@ -225,55 +217,6 @@ def _render(c: Candidate, question: str) -> str:
     return f"From “{label}” [{n}]:\n\n{body}"
 
 
-def sentences(text: str) -> list[str]:
-    """Prose sentences of Markdown: code, tables, headings and JSX are left out."""
-    lines = []
-    for line in _CODE_FENCE.sub("\n", text).splitlines():
-        if _SKIP_LINE.match(line):
-            lines.append("")
-            continue
-        lines.append(_BULLET.sub("", _LINK.sub(r"\1", _INLINE.sub("", line))))
-    out = []
-    for para in re.split(r"\n\s*\n", "\n".join(lines)):
-        para = " ".join(para.split())
-        # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
-        out += [
-            strip_markers(s) for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")
-        ]
-    return out
-
-
-def _cite(sentence: str, n: int) -> str:
-    if sentence[-1:] in ".!?":
-        return f"{sentence[:-1]} [{n}]{sentence[-1]}"
-    return f"{sentence} [{n}]"
-
-
-def best_sentences(question: str, texts: Sequence[str], limit: int = MAX_SENTENCES,
-                   per_source: int = MAX_PER_SOURCE) -> list[tuple[int, int, str]]:
-    """(source index, position, sentence) of the best matches, in reading order."""
-    wanted = set(terms(question))
-    scored = []
-    for src, text in enumerate(texts):
-        for pos, sent in enumerate(sentences(text)):
-            words = terms(sent)
-            overlap = len(wanted & set(words))
-            if overlap:
-                # Favour overlap, then earlier sources, then shorter (denser) sentences.
-                value = overlap / math.sqrt(len(words) + 1) + 0.15 / (src + 1)
-                scored.append((value, src, pos, sent))
-    scored.sort(key=lambda item: -item[0])
-    picked: list[tuple[int, int, str]] = []
-    used: dict[int, int] = {}
-    for _, src, pos, sent in scored:
-        if used.get(src, 0) < per_source:
-            used[src] = used.get(src, 0) + 1
-            picked.append((src, pos, sent))
-        if len(picked) == limit:
-            break
-    return sorted(picked)
-
-
 def compose(question: str, hits: Sequence[SearchHit],
             embed: Callable[[list[str]], list[list[float]]] | None = None) -> Composed:
     """The answer quoted from the hits (best first), or an empty text when nothing fits."""
@@ -296,16 +239,7 @@ def compose(question: str, hits: Sequence[SearchHit],
             break
     parts.sort(key=lambda c: (c.rank, c.source, c.index))
     text = "\n\n".join(_render(c, question) for c in parts)
-    return Composed(text, sources, best.lex, best.sem, bool(_DIGIT.search(plain(text))))
-
-
-def answer(question: str, texts: Sequence[str]) -> str:
-    """Plain texts (no retrieval metadata) answered the same way: [n] = texts[n - 1]."""
-    hits = [SearchHit(i, 1.0, 1.0, {"content": t}) for i, t in enumerate(texts)]
-    return compose(question, hits).text
-
-
-MIN_SUPPORT = 0.0  # calibrated: see supported()
+    return Composed(text, sources, best.lex, best.sem)
 
 
 def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
@@ -316,6 +250,5 @@ def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
 
     if not composed.text:
         return False
-    if quantity is not None and not states_quantity(plain_lines(composed.text), quantity):
-        return False  # "how many hours …" answered without a number of hours is not an answer
-    return SEMANTIC_WEIGHT * composed.sem + (1 - SEMANTIC_WEIGHT) * composed.lex >= MIN_SUPPORT
+    # "how many hours …" answered without a number of hours is not an answer
+    return quantity is None or states_quantity(plain_lines(composed.text), quantity)

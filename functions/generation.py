@@ -23,9 +23,9 @@ MOSTLY_SUPPORTED = 0.5  # below this share the answer is shown flagged as low co
 
 def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> dict:
     """A refusal (the one wording of functions.answering unless `text`) with related sections."""
-    from functions.answering import LOW_CONFIDENCE  # one wording per case, kept there
+    from functions.answering import REFUSAL  # one wording per case, kept there
 
-    out = {"answer": text or LOW_CONFIDENCE, "citations": [], "confidence": round(confidence, 3),
+    out = {"answer": text or REFUSAL, "citations": [], "confidence": round(confidence, 3),
            "low_confidence": True, "related_topics": related_topics(hits)}
     if not text:
         out["refusal"] = {"code": "not_covered"}

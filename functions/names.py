@@ -141,12 +141,6 @@ def misspelling_of(word: str, vocabulary: set[str]) -> str | None:
     return None
 
 
-def unknown_terms(question_terms: set[str], vocabulary: set[str]) -> list[str]:
-    """The question's content terms the vocabulary lacks, misspellings of its words excepted."""
-    return sorted(t for t in question_terms
-                  if t not in vocabulary and misspelling_of(t, vocabulary) is None)
-
-
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _SUFFIXES = (("iest", "y"), ("ier", "y"), ("ies", "y"), ("est", ""), ("er", ""), ("ing", ""),
              ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))

@@ -5,14 +5,24 @@ Imports nothing that reaches Qdrant or an embedding model (tests check sys.modul
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 
 from functions.citations import snippet, strip_links, strip_markers
-from functions.extractive import best_sentences, sentences
+from functions.extractive import plain
 from functions.http_errors import ApiError
 from functions.sparse import terms
 from functions.tokens import count_tokens
 from functions.validation import SelectionRequest
+
+# Sentences of the selection
+MAX_SENTENCES = 3
+MAX_PER_SOURCE = 2
+_CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
+_SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
 
 NOT_IN_SELECTION = (
     "The selected text doesn't answer this. Ask in the chat to search the whole book."
@@ -72,6 +82,55 @@ def section_label(req: SelectionRequest) -> str:
         return " ".join(req.heading.split())[:200]
     words = re.sub(r"^\d+[-.]?", "", req.anchor or "").replace("-", " ").strip()
     return words[:1].upper() + words[1:]
+
+
+def sentences(text: str) -> list[str]:
+    """Prose sentences of Markdown: code, tables, headings and JSX are left out."""
+    lines = []
+    for line in _CODE_FENCE.sub("\n", text).splitlines():
+        if _SKIP_LINE.match(line):
+            lines.append("")
+            continue
+        lines.append(plain(line))
+    out = []
+    for para in re.split(r"\n\s*\n", "\n".join(lines)):
+        para = " ".join(para.split())
+        # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
+        out += [
+            strip_markers(s) for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")
+        ]
+    return out
+
+
+def _cite(sentence: str, n: int) -> str:
+    if sentence[-1:] in ".!?":
+        return f"{sentence[:-1]} [{n}]{sentence[-1]}"
+    return f"{sentence} [{n}]"
+
+
+def best_sentences(question: str, texts: Sequence[str], limit: int = MAX_SENTENCES,
+                   per_source: int = MAX_PER_SOURCE) -> list[tuple[int, int, str]]:
+    """(source index, position, sentence) of the best matches, in reading order."""
+    wanted = set(terms(question))
+    scored = []
+    for src, text in enumerate(texts):
+        for pos, sent in enumerate(sentences(text)):
+            words = terms(sent)
+            overlap = len(wanted & set(words))
+            if overlap:
+                # Favour overlap, then earlier sources, then shorter (denser) sentences.
+                value = overlap / math.sqrt(len(words) + 1) + 0.15 / (src + 1)
+                scored.append((value, src, pos, sent))
+    scored.sort(key=lambda item: -item[0])
+    picked: list[tuple[int, int, str]] = []
+    used: dict[int, int] = {}
+    for _, src, pos, sent in scored:
+        if used.get(src, 0) < per_source:
+            used[src] = used.get(src, 0) + 1
+            picked.append((src, pos, sent))
+        if len(picked) == limit:
+            break
+    return sorted(picked)
 
 
 def key_sentences(question: str, text: str, limit: int = KEY_SENTENCES) -> list[str]:

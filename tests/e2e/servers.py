@@ -11,6 +11,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from tests.ports import free_port
+
 
 def _serve(server: ThreadingHTTPServer):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -165,9 +167,7 @@ def textbook_chat_serve(cli: list[str], env: dict, cwd: Path, log_path: Path, po
     import pytest
 
     if not port:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
     log = log_path.open("w")
     proc = subprocess.Popen([*cli, "serve", "--host", "127.0.0.1", "--port", str(port), *extra],
                             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 from functions.settings import Settings
 from functions.store import QdrantStore
 from tests.functions.conftest import index_book
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -96,9 +96,7 @@ def test_invoke_event_file_with_bad_json(minilm_env, tmp_path):
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def test_serve_runs_both_apps_on_localhost(minilm_env):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from functions.blocks import split_blocks
 from functions.citations import link_citations
-from functions.extractive import compose, sentences, supported
+from functions.extractive import compose, supported
 from functions.search_types import SearchHit
+from functions.selection import sentences
 
 PAGE = "/book/docs/rl"
 

@@ -13,18 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:
-    for port in range(18150, 18200):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 18150-18199")
+    return free_port(18150, 18199)
 
 
 def _codes(tmp_path, *flags: str) -> list[int]:

@@ -42,11 +42,11 @@ def test_uncited_answer_is_low_confidence(openai_client, fake_openai):
 
 
 def test_model_says_not_found(openai_client, fake_openai):
-    from functions.answering import LOW_CONFIDENCE
+    from functions.answering import REFUSAL
 
     fake_openai.reply_next("I couldn't find this in the book.")
     body = openai_client().post("/chat", json={"question": "How do I measure loop jitter?"}).json()
-    assert body["answer"] == LOW_CONFIDENCE and body["low_confidence"] and body["related_topics"]
+    assert body["answer"] == REFUSAL and body["low_confidence"] and body["related_topics"]
 
 
 def test_history_is_rewritten_by_the_model(openai_client, fake_openai):

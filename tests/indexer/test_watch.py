@@ -4,7 +4,6 @@ answers about a page right after the author saves it (local MiniLM, local Qdrant
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from indexer.watch import LockedStore, Watcher, fingerprint
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,14 +92,7 @@ def test_watcher_syncs_once_per_settled_change_and_survives_failures(tmp_path):
 
 
 def _port() -> int:
-    for port in range(18400, 18500):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 18400-18499")
+    return free_port(18400, 18499)
 
 
 @pytest.mark.slow
