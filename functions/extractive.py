@@ -58,6 +58,7 @@ class Candidate:
     blocks: list[TextBlock]  # every block of the section (for lead-ins)
     index: int  # this block's index in blocks
     title: str
+    page: str = ""  # the page title: a block is read under "page > heading", as it was indexed
     lex: float = 0.0
     sem: float = 0.0
     score: float = 0.0
@@ -109,20 +110,21 @@ def _candidates(question: str, hits: Sequence[SearchHit]) -> tuple[list[Candidat
             if not usable:
                 continue
             sources.append(part)
-            out += [Candidate(len(sources) - 1, rank, blocks, k, title) for k in usable]
+            page = str(part.payload.get("doc_title", ""))
+            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page) for k in usable]
     return out, sources
 
 
 def _score(question: str, cands: list[Candidate], embed) -> None:
     wanted = set(terms(question))
-    texts = [set(terms(c.title + " " + plain(c.block.text))) for c in cands]
+    texts = [set(terms(f"{c.page} {c.title} {plain(c.block.text)}")) for c in cands]
     n = len(cands)
     weight = {t: math.log(1 + n / (1 + sum(t in ts for ts in texts))) for t in wanted}
     total = sum(weight.values()) or 1.0
     for c, ts in zip(cands, texts, strict=True):
         c.lex = sum(weight[t] for t in wanted & ts) / total
     if embed is not None and cands:
-        vectors = embed([question] + [f"{c.title}: {plain(c.block.text)[:EMBED_CHARS]}"
+        vectors = embed([question] + [f"{c.page} > {c.title}: {plain(c.block.text)[:EMBED_CHARS]}"
                                       for c in cands])
         for c, v in zip(cands, vectors[1:], strict=True):
             c.sem = cosine(vectors[0], v)
