@@ -239,7 +239,7 @@ def compose(question: str, hits: Sequence[SearchHit],
         if sources[c.source].payload.get("url") != sources[best.source].payload.get("url"):
             parts.append(c)
             break
-    parts.sort(key=lambda c: (c.rank, c.source, c.index))
+    # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)
     return Composed(text, sources, best.lex, best.sem)
 
