@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 from functions.contract import META_DIMENSION, META_MODEL
 from functions.errors import ModelMismatchError
 from functions.search_types import SearchBackend, SearchHit
+from functions.settings import LOCAL_EMBEDDING_MODEL
 from functions.sparse import encode_query
 
 CANDIDATES = 10  # fetched from Qdrant, then re-ranked down to top_k
@@ -17,17 +18,43 @@ PAGE_BOOST = 1.5  # a chunk on the reader's current page counts 1.5x (the select
 MAX_PER_SECTION = 2  # one section may fill at most this many of the top_k slots
 
 
+def deployment_mode(model: str | None) -> str | None:
+    """The deployment mode whose API embeds with this model (README: "Two ways to answer")."""
+    if model == LOCAL_EMBEDDING_MODEL:
+        return "offline"
+    if model and model.startswith("text-embedding-"):
+        return "openai"
+    return None
+
+
+# how an author gets each mode: the API's deploy parameter and the reindex workflow's input
+_MODE_HOW = {
+    "offline": ('the offline mode (no OpenAI key): deploy the API with --param="answers=offline" '
+                "(locally: EMBEDDING_PROVIDER=local)",
+                "answers: offline"),
+    "openai": ('the OpenAI mode: deploy the API with --param="answers=openai" and the OpenAI key '
+               "(locally: OPENAI_API_KEY)",
+               "answers: openai"),
+}
+
+
 def check_model(meta: dict, model_name: str, dimension: int) -> None:
-    """Refuse to query a collection built with another embedding model."""
+    """Refuse to query a collection built with another embedding model, naming the deployment
+    mode that matches the index and the reindex that matches the API."""
     built_model = meta.get(META_MODEL)
     built_dim = int(meta.get(META_DIMENSION) or 0)
     if built_model == model_name and (not dimension or built_dim == dimension):
         return
-    raise ModelMismatchError(
-        f"The index was built with {built_model!r} ({built_dim} dimensions) but the assistant "
-        f"embeds questions with {model_name!r} ({dimension}). The site author should set "
-        "EMBEDDING_PROVIDER/EMBEDDING_MODEL to the index's model, or re-index with the new one."
-    )
+    message = (f"The index was built with {built_model!r} ({built_dim} dimensions) but the "
+               f"assistant embeds questions with {model_name!r} ({dimension}).")
+    built_mode, api_mode = deployment_mode(built_model), deployment_mode(model_name)
+    if built_mode and api_mode and built_mode != api_mode:
+        message += (f" This index matches {_MODE_HOW[built_mode][0]}; or keep this API and "
+                    f"re-index with the reindex workflow's `{_MODE_HOW[api_mode][1]}`.")
+    else:
+        message += (" The site author should set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the "
+                    "index's model, or re-index with the new one.")
+    raise ModelMismatchError(message)
 
 
 def page_key(url: str | None) -> str:

@@ -54,6 +54,18 @@ def test_check_model():
         check_model({"embedding_model": "m", "embedding_dimension": 4}, "other", 8)
 
 
+@pytest.mark.parametrize(("built", "api", "deploy", "reindex"), [
+    (("all-MiniLM-L6-v2", 384), ("text-embedding-3-small", 1536), "answers=offline", "answers: openai"),
+    (("text-embedding-3-small", 1536), ("all-MiniLM-L6-v2", 384), "answers=openai", "answers: offline"),
+])
+def test_check_model_names_the_deployment_mode_that_matches_the_index(built, api, deploy, reindex):
+    with pytest.raises(ModelMismatchError) as err:
+        check_model({"embedding_model": built[0], "embedding_dimension": built[1]}, *api)
+    message = str(err.value)
+    assert f"--param=\"{deploy}\"" in message and f"`{reindex}`" in message, message
+    assert repr(built[0]) in message and repr(api[0]) in message
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 def test_retriever_modes_find_the_section(book_store, mode):
     from tests.functions.conftest import DIM, ContentEmbedder
