@@ -15,8 +15,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SLS_CACHE = Path(os.environ.get("TEXTBOOK_CHAT_SLS_DIR", Path.home() / ".cache/textbook-chat/sls"))
-SLS_PACKAGES = ["serverless@3.40.0", "serverless-python-requirements@6.1.2"]
 ALLOWED_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 LEFT_OUT = ["indexer", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
 ROUTES = {"POST /chat": "chat", "POST /sources": "chat", "POST /feedback": "chat", "GET /health": "chat",
@@ -124,46 +122,77 @@ def test_package_leaves_out_what_lambda_does_not_run(config):
     names = {re.split(r"[<>=\[ ]", line)[0] for line in reqs.splitlines()
              if line.strip() and not line.startswith("#")}
     assert names == {"httpx", "starlette", "mangum", "tiktoken"}
+    assert config["custom"]["pythonRequirements"]["fileName"] == "requirements-lambda.lock"
+
+
+def _lock() -> dict[str, str]:
+    """requirements-lambda.lock as {name: version}; every entry pinned with hashes."""
+    text = (ROOT / "requirements-lambda.lock").read_text()
+    entries = [e for e in re.split(r"\n(?=[A-Za-z])", text) if e.strip() and not e.startswith("#")]
+    pins = {}
+    for entry in entries:
+        m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)", entry)
+        assert m, f"requirements-lambda.lock: not pinned with ==: {entry[:80]}"
+        assert "--hash=sha256:" in entry, f"requirements-lambda.lock: no hash for {m[1]}"
+        pins[m[1].lower().replace("_", "-")] = m[2]
+    return pins
+
+
+def test_lambda_lock_pins_every_requirement_for_arm64_python312():
+    pins = _lock()
+    listed = {re.split(r"[<>=\[ ]", line)[0].lower() for line in
+              (ROOT / "requirements-lambda.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert listed <= set(pins), listed - set(pins)
+    head = (ROOT / "requirements-lambda.lock").read_text()[:800]
+    assert "--python-platform aarch64-manylinux_2_28" in head and "--python-version 3.12" in head
+    # tiktoken >= 0.12 has arm64 wheels only for manylinux_2_28: without that tag pip falls
+    # back to an older release on arm64 (the lock would then not install).
+    args = " ".join(yaml.load((ROOT / "serverless.yml").read_text(),
+                              Loader=_Loader)["custom"]["pythonRequirements"]["pipCmdExtraArgs"])
+    assert "--platform manylinux_2_28_aarch64" in args and "--no-compile" in args
+
+
+def test_deploy_tooling_is_pinned_by_the_root_lockfile(config):
+    pkg = json.loads((ROOT / "package.json").read_text())
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    deps = pkg["devDependencies"]
+    assert deps == {"serverless": "3.40.0", "serverless-python-requirements": "6.1.2"}
+    for name, version in deps.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+    for plugin in config["plugins"]:
+        assert plugin in deps or (ROOT / plugin).is_file(), plugin
 
 
 # --- the Serverless Framework itself, offline ------------------------------------------------
-def _serverless_bin() -> Path:
-    if os.environ.get("SERVERLESS_BIN"):
-        return Path(os.environ["SERVERLESS_BIN"])
-    binary = SLS_CACHE / "node_modules/.bin/serverless"
-    plugin = SLS_CACHE / "node_modules/serverless-python-requirements"
-    if binary.exists() and plugin.exists():
-        return binary
-    if not shutil.which("npm"):
-        pytest.skip("npm is not installed: cannot run the Serverless Framework here")
-    SLS_CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(SLS_CACHE),
-                           *SLS_PACKAGES], capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        pytest.skip(f"npm could not install {SLS_PACKAGES}: {done.stderr[-500:]}")
-    return binary
-
-
 def _copy_service(dest: Path) -> None:
     skip = shutil.ignore_patterns(".git", ".venv", "node_modules", ".serverless", "__pycache__",
                                   ".textbook-chat", ".ruff_cache", ".pytest_cache", ".hypothesis",
-                                  "build", ".docusaurus")
+                                  "build", ".docusaurus", "artifacts")
     shutil.copytree(ROOT, dest, ignore=skip, symlinks=True)
 
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
-    binary = _serverless_bin()
+    """What an author runs: `npm ci` (the root lockfile) then `serverless package`."""
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed: cannot run the Serverless Framework here")
     service = tmp_path_factory.mktemp("sls") / "service"
     _copy_service(service)
-    (service / "node_modules").symlink_to(binary.parents[1])
+    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                          cwd=service, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 and "ENOTFOUND" in done.stderr + done.stdout:
+        pytest.skip(f"npm cannot reach its registry: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr[-3000:]
     env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline",
                AWS_REGION="us-east-1", SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
     env.pop("AWS_PROFILE", None)
-    done = subprocess.run([str(binary), "package", "--stage", "ci",
-                           f"--param=pythonBin={sys.executable}"], cwd=service, env=env,
+    done = subprocess.run([str(service / "node_modules/.bin/serverless"), "package", "--stage",
+                           "ci", f"--param=pythonBin={sys.executable}"], cwd=service, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # No "Invalid configuration" warning (python3.12 is added to v3's schema by a local plugin).
+    assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
     return service / ".serverless"
 
 
@@ -202,6 +231,10 @@ def test_package_zip_holds_only_the_runtime(packaged):
     assert "functions/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
     assert not tops & {*LEFT_OUT, "node_modules", "qdrant_client", "openai", "fastapi", "boto3"}
     assert any(n.startswith("tiktoken/_tiktoken.cpython-312-aarch64") for n in names)
+    assert not [n for n in names if n.endswith(".pyc")]  # Lambda compiles its own
+    versions = {m[1].lower().replace("_", "-"): m[2] for n in names
+                if (m := re.match(r"([^/]+)-([^-/]+)\.dist-info/METADATA$", n))}
+    assert versions == _lock()  # exactly the locked versions, nothing else
 
 
 @pytest.mark.slow
