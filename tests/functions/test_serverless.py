@@ -65,9 +65,14 @@ def test_routes_go_to_the_right_function(config):
 
 def test_settings_come_from_ssm_and_cors_from_the_site_origins(config):
     env = config["provider"]["environment"]
-    for name in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_API_KEY", "ALLOWED_ORIGINS"):
+    for name in ("QDRANT_URL", "ALLOWED_ORIGINS"):  # not secrets: resolved at deploy
         assert f":/textbook-chat/${{sls:stage}}/{name}" in env[name], name
         assert re.match(r"\$\{param:\w+, ssm(\(raw\))?:", env[name]), name
+    for name in ("OPENAI_API_KEY", "QDRANT_API_KEY"):  # secrets: only their names, read at init
+        assert name not in env, f"{name} would be stored in plain text in the function"
+        assert f"'/textbook-chat/${{sls:stage}}/{name}'" in env[f"{name}_SSM"], name
+        assert "ssm:" not in env[f"{name}_SSM"]
+    assert "ssm:" not in json.dumps(config.get("params", {}))
     assert env["DYNAMODB_TABLE"] == {"Ref": "TextbookChatTable"}
     cors = config["provider"]["httpApi"]["cors"]
     assert "ssm:/textbook-chat/${sls:stage}/ALLOWED_ORIGINS" in cors["allowedOrigins"]
@@ -85,11 +90,15 @@ def test_table_has_ttl_and_string_keys(config):
 
 def test_iam_is_least_privilege(config):
     statements = config["provider"]["iam"]["role"]["statements"]
-    for s in statements:
-        assert s["Effect"] == "Allow"
-        assert set(s["Action"]) <= ALLOWED_ACTIONS, s["Action"]
-        assert s["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
-    assert "*" not in json.dumps(statements)
+    table, secrets = statements
+    assert table["Effect"] == "Allow" and set(table["Action"]) <= ALLOWED_ACTIONS, table
+    assert table["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
+    assert "*" not in json.dumps(table)
+    # the stage's own parameters, read only (GetParameters: one call at init)
+    assert secrets["Effect"] == "Allow" and secrets["Action"] == ["ssm:GetParameters"]
+    arn = secrets["Resource"][0]["Fn::Join"][1]
+    assert arn[-1] == ":parameter/textbook-chat/${sls:stage}/*"
+    assert {"Ref": "AWS::AccountId"} in arn and {"Ref": "AWS::Region"} in arn
 
 
 def test_api_gateway_throttles_every_route(config):
@@ -122,7 +131,9 @@ def test_package_leaves_out_what_lambda_does_not_run(config):
     names = {re.split(r"[<>=\[ ]", line)[0] for line in reqs.splitlines()
              if line.strip() and not line.startswith("#")}
     assert names == {"httpx", "starlette", "mangum", "tiktoken"}
-    assert config["custom"]["pythonRequirements"]["fileName"] == "requirements-lambda.lock"
+    assert config["custom"]["pythonRequirements"]["fileName"] == (
+        "${self:custom.answers.${param:answers, 'openai'}.requirements}")
+    assert config["custom"]["answers"]["openai"]["requirements"] == "requirements-lambda.lock"
 
 
 def _lock() -> dict[str, str]:
@@ -150,7 +161,8 @@ def test_lambda_lock_pins_every_requirement_for_arm64_python312():
     # back to an older release on arm64 (the lock would then not install).
     args = " ".join(yaml.load((ROOT / "serverless.yml").read_text(),
                               Loader=_Loader)["custom"]["pythonRequirements"]["pipCmdExtraArgs"])
-    assert "--platform manylinux_2_28_aarch64" in args and "--no-compile" in args
+    assert "--platform manylinux_2_28_${param:pipArch, 'aarch64'}" in args
+    assert "--no-compile" in args and "--python-version ${param:pipPython, '3.12'}" in args
 
 
 def test_deploy_tooling_is_pinned_by_the_root_lockfile(config):
@@ -174,10 +186,15 @@ def _copy_service(dest: Path) -> None:
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
-    """What an author runs: `npm ci` (the root lockfile) then `serverless package`."""
+    return serverless_package(tmp_path_factory.mktemp("sls"))
+
+
+def serverless_package(folder: Path, *params: str) -> Path:
+    """What an author runs: `npm ci` (the root lockfile) then `serverless package --stage ci`
+    with these extra `--param=...`; returns the .serverless folder."""
     if not shutil.which("npm"):
         pytest.skip("npm is not installed: cannot run the Serverless Framework here")
-    service = tmp_path_factory.mktemp("sls") / "service"
+    service = folder / "service"
     _copy_service(service)
     done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
                           cwd=service, capture_output=True, text=True, timeout=600)
@@ -188,7 +205,8 @@ def packaged(tmp_path_factory) -> Path:
                AWS_REGION="us-east-1", SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
     env.pop("AWS_PROFILE", None)
     done = subprocess.run([str(service / "node_modules/.bin/serverless"), "package", "--stage",
-                           "ci", f"--param=pythonBin={sys.executable}"], cwd=service, env=env,
+                           "ci", f"--param=pythonBin={sys.executable}",
+                           *(f"--param={p}" for p in params)], cwd=service, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # No "Invalid configuration" warning (python3.12 is added to v3's schema by a local plugin).
@@ -210,7 +228,11 @@ def test_package_builds_the_stack(packaged):
         props = res[fn]["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
         assert props["SnapStart"] == {"ApplyOn": "PublishedVersions"}
-        assert props["Environment"]["Variables"]["OPENAI_API_KEY"] == "ci-placeholder"
+        variables = props["Environment"]["Variables"]
+        assert "OPENAI_API_KEY" not in variables and "QDRANT_API_KEY" not in variables
+        assert variables["OPENAI_API_KEY_SSM"] == "/textbook-chat/ci/OPENAI_API_KEY"
+        mode = {k: props["Environment"]["Variables"][k] for k in ("EMBEDDING_PROVIDER", "CHAT_PROVIDER")}
+        assert mode == {"EMBEDDING_PROVIDER": "openai", "CHAT_PROVIDER": "openai"}  # the default
     target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
     assert "snapstart" in json.dumps(target)  # the API calls the snapshotted alias
     stage = res["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
@@ -220,7 +242,10 @@ def test_package_builds_the_stack(packaged):
     table = res["TextbookChatTable"]["Properties"]
     assert table["TimeToLiveSpecification"]["AttributeName"] == "expires_at"
     policy = json.dumps(res["IamRoleLambdaExecution"]["Properties"]["Policies"])
-    assert '"dynamodb:*"' not in policy and "ssm:" not in policy
+    assert '"dynamodb:*"' not in policy and '"ssm:*"' not in policy
+    assert "ssm:GetParameters" in policy and ":parameter/textbook-chat/ci/*" in policy
+    state = (packaged / "serverless-state.json").read_text()  # what goes to the bucket
+    assert "ci-placeholder" not in state and "sk-" not in state
 
 
 @pytest.mark.slow
