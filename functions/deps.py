@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from functions.errors import ConfigError
 from functions.http_errors import register_sensitive, register_sensitive_env
 from functions.settings import Settings
+from functions.ssm import with_ssm
 
 _UNSET = object()
 
@@ -42,6 +43,7 @@ class Deps:
         """Never raises: a configuration error is kept and answered as a 503 by every route."""
         env = os.environ if env is None else env
         try:
+            env = with_ssm(env)  # secrets named by `*_SSM` variables, read once (deployed stack)
             return cls(Settings.from_env(env), env=env, **given)
         except ConfigError as exc:
             return cls(Settings(), config_error=str(exc), env=env, **given)
