@@ -131,7 +131,9 @@ def test_package_leaves_out_what_lambda_does_not_run(config):
     names = {re.split(r"[<>=\[ ]", line)[0] for line in reqs.splitlines()
              if line.strip() and not line.startswith("#")}
     assert names == {"httpx", "starlette", "mangum", "tiktoken"}
-    assert config["custom"]["pythonRequirements"]["fileName"] == "requirements-lambda.lock"
+    assert config["custom"]["pythonRequirements"]["fileName"] == (
+        "${self:custom.answers.${param:answers, 'openai'}.requirements}")
+    assert config["custom"]["answers"]["openai"]["requirements"] == "requirements-lambda.lock"
 
 
 def _lock() -> dict[str, str]:
@@ -159,7 +161,8 @@ def test_lambda_lock_pins_every_requirement_for_arm64_python312():
     # back to an older release on arm64 (the lock would then not install).
     args = " ".join(yaml.load((ROOT / "serverless.yml").read_text(),
                               Loader=_Loader)["custom"]["pythonRequirements"]["pipCmdExtraArgs"])
-    assert "--platform manylinux_2_28_aarch64" in args and "--no-compile" in args
+    assert "--platform manylinux_2_28_${param:pipArch, 'aarch64'}" in args
+    assert "--no-compile" in args and "--python-version ${param:pipPython, '3.12'}" in args
 
 
 def test_deploy_tooling_is_pinned_by_the_root_lockfile(config):
@@ -183,10 +186,15 @@ def _copy_service(dest: Path) -> None:
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
-    """What an author runs: `npm ci` (the root lockfile) then `serverless package`."""
+    return serverless_package(tmp_path_factory.mktemp("sls"))
+
+
+def serverless_package(folder: Path, *params: str) -> Path:
+    """What an author runs: `npm ci` (the root lockfile) then `serverless package --stage ci`
+    with these extra `--param=...`; returns the .serverless folder."""
     if not shutil.which("npm"):
         pytest.skip("npm is not installed: cannot run the Serverless Framework here")
-    service = tmp_path_factory.mktemp("sls") / "service"
+    service = folder / "service"
     _copy_service(service)
     done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
                           cwd=service, capture_output=True, text=True, timeout=600)
@@ -197,7 +205,8 @@ def packaged(tmp_path_factory) -> Path:
                AWS_REGION="us-east-1", SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
     env.pop("AWS_PROFILE", None)
     done = subprocess.run([str(service / "node_modules/.bin/serverless"), "package", "--stage",
-                           "ci", f"--param=pythonBin={sys.executable}"], cwd=service, env=env,
+                           "ci", f"--param=pythonBin={sys.executable}",
+                           *(f"--param={p}" for p in params)], cwd=service, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # No "Invalid configuration" warning (python3.12 is added to v3's schema by a local plugin).
@@ -222,6 +231,8 @@ def test_package_builds_the_stack(packaged):
         variables = props["Environment"]["Variables"]
         assert "OPENAI_API_KEY" not in variables and "QDRANT_API_KEY" not in variables
         assert variables["OPENAI_API_KEY_SSM"] == "/textbook-chat/ci/OPENAI_API_KEY"
+        mode = {k: props["Environment"]["Variables"][k] for k in ("EMBEDDING_PROVIDER", "CHAT_PROVIDER")}
+        assert mode == {"EMBEDDING_PROVIDER": "openai", "CHAT_PROVIDER": "openai"}  # the default
     target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
     assert "snapstart" in json.dumps(target)  # the API calls the snapshotted alias
     stage = res["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
