@@ -31,7 +31,9 @@ _ABBREVIATIONS = {
     "dollar": {"$", "usd"}, "cost": {"$", "usd", "€"}, "price": {"$", "usd", "€"},
     "frequency": {"hz", "khz"}, "latency": {"ms"}, "delay": {"ms"},
 }
-_NUMBER_LINE = re.compile(r"[^\n.;]*\d[^\n;]*")
+_NUMBER_LINE = re.compile(
+    r"[^\n.;]*(?:\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
+    r"hundred|thousand)\b)[^\n;]*", re.I)
 
 
 def asks_quantity(question: str) -> bool:

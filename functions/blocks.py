@@ -1,7 +1,8 @@
 """A section's Markdown as reader-visible blocks: paragraphs, lists, tables, code, definition lines.
 
 The offline answerer quotes whole blocks, so a list keeps its items, a table its rows and a code
-block its fence. Headings, MDX imports/exports, JSX tags and admonition fences are not quoted;
+block its fence. Headings, MDX imports/exports and admonition fences are not quoted; an MDX
+component is read as the text its reader sees (functions.jsx_view);
 navigation ("Next: … →"), quiz prompts and options are marked so the answerer can skip them.
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from functions.jsx_view import view
 
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
 _LIST = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
@@ -97,7 +100,7 @@ def split_blocks(text: str) -> list[TextBlock]:
         if jsx:
             flush()
             j = _jsx_end(lines, i, jsx.group(1))
-            out.append(TextBlock("jsx", "\n".join(lines[i : j + 1]), offsets[i], noise=True))
+            out += _component_blocks("\n".join(lines[i : j + 1]), offsets[i])
             i = j + 1
             continue
         if not line.strip():
@@ -131,6 +134,19 @@ def _join_loose_lists(blocks: list[TextBlock]) -> list[TextBlock]:
         else:
             out.append(block)
     return out
+
+
+def _component_blocks(text: str, start: int) -> list[TextBlock]:
+    """An MDX component as the blocks its reader sees (functions.jsx_view); a component
+    whose props cannot be read stays one unquoted block."""
+    out: list[TextBlock] = []
+    for kind, body, noise in view(text):
+        if kind == "children":
+            out += [TextBlock(b.kind, b.text, start, b.noise or noise)
+                    for b in split_blocks(body) if b.kind != "heading"]
+        else:
+            out.append(TextBlock(kind, body, start, noise))
+    return out or [TextBlock("jsx", text, start, noise=True)]
 
 
 def _jsx_end(lines: list[str], i: int, tag: str) -> int:

@@ -115,17 +115,31 @@ def _candidates(question: str, hits: Sequence[SearchHit]) -> tuple[list[Candidat
     return out, sources
 
 
+def _shown(c: Candidate) -> str:
+    """The words a reader would see for this block: with its lead-in or the block it
+    announces, as _render quotes it."""
+    parts = [c.block.text]
+    lead, follow = _lead_in(c), _follow_on(c)
+    if lead is not None:
+        parts.insert(0, lead.text)
+    if follow is not None:
+        parts.append(follow.text)
+    return plain("\n".join(parts))
+
+
 def _score(question: str, cands: list[Candidate], embed) -> None:
     wanted = set(terms(question))
-    texts = [set(terms(f"{c.page} {c.title} {plain(c.block.text)}")) for c in cands]
+    shown = [_shown(c) for c in cands]
+    texts = [set(terms(f"{c.page} {c.title} {text}")) for c, text in zip(cands, shown,
+                                                                         strict=True)]
     n = len(cands)
     weight = {t: math.log(1 + n / (1 + sum(t in ts for ts in texts))) for t in wanted}
     total = sum(weight.values()) or 1.0
     for c, ts in zip(cands, texts, strict=True):
         c.lex = sum(weight[t] for t in wanted & ts) / total
     if embed is not None and cands:
-        vectors = embed([question] + [f"{c.page} > {c.title}: {plain(c.block.text)[:EMBED_CHARS]}"
-                                      for c in cands])
+        vectors = embed([question] + [f"{c.page} > {c.title}: {text[:EMBED_CHARS]}"
+                                      for c, text in zip(cands, shown, strict=True)])
         for c, v in zip(cands, vectors[1:], strict=True):
             c.sem = cosine(vectors[0], v)
     for c in cands:

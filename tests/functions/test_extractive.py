@@ -75,6 +75,18 @@ def test_merged_short_section_is_cited_with_its_own_heading():
     assert cites[0]["section_title"] == "Bellman Equation"
 
 
+def test_answer_in_a_component_prop_is_quoted_as_the_page_shows_it():
+    content = ("## Hardware for AI\n\n<HardwareSpecs\n  name=\"AI Acceleration Hardware\"\n"
+               "  specs={{\n    processor: \"Jetson AGX Orin (64GB)\",\n"
+               "    compute: \"275 TOPS (INT8)\"\n  }}\n/>\n\n<Quiz\n  question=\"How much "
+               "INT8 compute does the Orin have?\"\n  options={[\"275 TOPS\", \"40 TOPS\"]}\n/>")
+    text, cites = shown("How much INT8 compute does the Jetson AGX Orin offer?",
+                        [hit(content, "hardware-for-ai", "Hardware for AI")])
+    assert text == ("From “Hardware for AI” [1]:\n\n**AI Acceleration Hardware**:\n"
+                    "- **Processor**: Jetson AGX Orin (64GB)\n- **Compute**: 275 TOPS (INT8)")
+    assert [c["url"] for c in cites] == [f"{PAGE}#hardware-for-ai"]
+
+
 def test_quiz_prompts_options_and_navigation_are_never_quoted():
     content = ("The durability QoS policy decides whether late subscribers get old messages.\n\n"
                "**Question 1:** What does the durability QoS policy determine?\n\n"
@@ -137,6 +149,9 @@ def test_quantity_question_needs_a_number_of_that_unit():
 
     assert not supported(composed, quantity_words("How many hours can it run on one charge?"))
     assert supported(composed, quantity_words("What battery percentage triggers a warning?"))
+    words = compose("How many modules does the course have?",
+                    [hit("The course is divided into seven modules.")])
+    assert supported(words, quantity_words("How many modules does the course have?"))
 
 
 def test_blocks_keep_lists_tables_and_components_apart():
