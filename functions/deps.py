@@ -48,6 +48,30 @@ class Deps:
         except ConfigError as exc:
             return cls(Settings(), config_error=str(exc), env=env, **given)
 
+    def warm(self, routes: str = "chat") -> None:
+        """Build at init what the first request would: clients, the model side, the tokenizer.
+
+        On Lambda the handlers call this while the container starts, so a SnapStart snapshot
+        holds it and, without SnapStart, the first reader's request does not pay for it (init
+        runs at full CPU). Never calls a service; whatever fails here is built, and answered
+        with its message, by the request that needs it.
+        """
+        if self.config_error:
+            return
+        names = ["rate_limiter", "spend_cap", "feedback", "chat_model"]
+        if routes == "chat":
+            names += ["embedder", "retriever"]
+        for name in names:
+            try:
+                getattr(self, name)
+            except Exception:  # noqa: BLE001 - the request reports it
+                pass
+        from functions.tokens import common_words, encoding
+
+        encoding()
+        if routes == "chat":
+            common_words()
+
     @property
     def settings(self) -> Settings:
         if self.config_error:

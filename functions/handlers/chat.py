@@ -1,8 +1,13 @@
 """Lambda `chat`: POST /chat, POST /feedback, GET /health (app and clients built once per container)."""
 
+import os
+
 from mangum import Mangum
 
 from functions.app import create_app
 from functions.deps import Deps
 
-handler = Mangum(create_app(Deps.from_env(), "chat", threaded=False), lifespan="off")
+deps = Deps.from_env()
+if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):  # on Lambda: init builds what requests use
+    deps.warm("chat")
+handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")

@@ -1,8 +1,13 @@
 """Lambda `selection`: POST /selection; never imports Qdrant or embedding code."""
 
+import os
+
 from mangum import Mangum
 
 from functions.app import create_app
 from functions.deps import Deps
 
-handler = Mangum(create_app(Deps.from_env(), "selection", threaded=False), lifespan="off")
+deps = Deps.from_env()
+if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):  # on Lambda: init builds what requests use
+    deps.warm("selection")
+handler = Mangum(create_app(deps, "selection", threaded=False), lifespan="off")
