@@ -1,12 +1,15 @@
 """Cold start of the Lambda handlers: import + first API Gateway v2 request, each in a fresh process.
 
-    python benchmarks/bench_cold_start.py [--runs 5] [--importtime]
+    python benchmarks/bench_cold_start.py [--runs 5] [--importtime] [--no-lambda-init]
+    python benchmarks/bench_cold_start.py --backend http --kinds chat,chat-ssm   # SSM at init
 
 For `chat`, `selection` and the naive baseline (benchmarks/naive_handler.py: fastapi + openai +
 qdrant_client + mangum at top level), each run starts a new interpreter that imports the handler
 module and sends one real API Gateway HTTP API (v2) event through its Mangum handler. Models
 are zero-latency fakes (a fake embedder and search backend, extractive answers), so the figures
-are the code's own cost. Prints medians in ms, ratios to the naive module, the goals (chat
+are the code's own cost. As on Lambda (AWS_LAMBDA_FUNCTION_NAME set), the handler's init builds
+what the first request uses ("import" = the init phase SnapStart would snapshot; "1st req" = what
+a reader waits for after it); `chat-ssm` reads the OpenAI key from SSM (moto) at init. Prints medians in ms, ratios to the naive module, the goals (chat
 <= 1.0 s, selection <= 0.6 s), and with --importtime what dominates (`python -X importtime`).
 """
 
@@ -110,6 +113,7 @@ def _payload(i: int) -> dict:
 
 def child(kind: str) -> None:
     """Runs in the fresh interpreter: import the handler, send one event, print timings."""
+    kind = kind.removesuffix("-ssm")  # the same handler, its key read from SSM at init
     t0 = time.perf_counter()
     sys.path.insert(0, str(ROOT))
     if kind == "naive":
@@ -135,11 +139,18 @@ def child(kind: str) -> None:
     }))
 
 
-def run_child(kind: str, importtime: bool = False, extra: dict | None = None) -> tuple[dict, str]:
+def run_child(kind: str, importtime: bool = False, extra: dict | None = None,
+              lambda_init: bool = True) -> tuple[dict, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "QDRANT_", "AWS_", "DYNAMODB_", "EMBEDDING_",
                                 "CHAT_"))}
     env.update(ALLOWED_ORIGINS=ORIGIN, **(extra or {}))
+    if kind.endswith("-ssm"):  # the deployed stack's way: the key's SSM name, read at init
+        env["OPENAI_API_KEY_SSM"] = env.pop("SSM_OPENAI_API_KEY_NAME")
+        env.pop("OPENAI_API_KEY")
+    env.pop("SSM_OPENAI_API_KEY_NAME", None)
+    if lambda_init:  # as on Lambda: the handler's init builds what the first request uses
+        env["AWS_LAMBDA_FUNCTION_NAME"] = f"bench-{kind}"
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), __file__,
            "--child", kind]
@@ -167,12 +178,20 @@ def http_backends():
     from tests.functions.test_ratelimit import aws_env, create_table
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    import boto3
+
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
     endpoint = "http://{}:{}".format(*moto.get_host_and_port())
+    aws = aws_env(endpoint)
+    boto3.client("ssm", endpoint_url=endpoint, region_name=aws["AWS_REGION"],
+                 aws_access_key_id=aws["AWS_ACCESS_KEY_ID"],
+                 aws_secret_access_key=aws["AWS_SECRET_ACCESS_KEY"]).put_parameter(
+        Name="/bench/OPENAI_API_KEY", Value="sk-bench", Type="SecureString")
     try:
         with FakeOpenAI(dimension=1536) as openai_server:
             yield {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": openai_server.base_url,
+                   "SSM_OPENAI_API_KEY_NAME": "/bench/OPENAI_API_KEY",
                    "DYNAMODB_TABLE": create_table(endpoint), "RATE_LIMIT_PER_MINUTE": "100000",
                    "RATE_LIMIT_PER_DAY": "100000", **aws_env(endpoint)}
     finally:
@@ -200,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", choices=("fakes", "http"), default="fakes",
                     help="fakes: in-process fakes, local limits and SQLite records; http: the "
                          "deployed path (httpx to a fake OpenAI server, DynamoDB on moto)")
+    ap.add_argument("--no-lambda-init", dest="lambda_init", action="store_false",
+                    help="leave AWS_LAMBDA_FUNCTION_NAME unset: init builds nothing ahead")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -219,7 +240,7 @@ def report(args, extra: dict) -> int:
     results: dict[str, list[dict]] = {k: [] for k in kinds}
     for _ in range(args.runs):  # interleaved, so drift hits every kind alike
         for kind in kinds:
-            results[kind].append(run_child(kind, extra=extra)[0])
+            results[kind].append(run_child(kind, extra=extra, lambda_init=args.lambda_init)[0])
     med = {k: {f: statistics.median(r[f] for r in rs)
                for f in ("import_ms", "first_ms", "total_ms", "process_ms")}
            for k, rs in results.items()}

@@ -66,11 +66,10 @@ class Deps:
                 getattr(self, name)
             except Exception:  # noqa: BLE001 - the request reports it
                 pass
-        from functions.tokens import common_words, encoding
+        if routes == "chat":  # the selection route counts tokens only for huge selections
+            from functions.tokens import common_words
 
-        encoding()
-        if routes == "chat":
-            common_words()
+            common_words()  # loads the tokenizer too
 
     @property
     def settings(self) -> Settings:

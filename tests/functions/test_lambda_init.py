@@ -60,7 +60,7 @@ def test_chat_init_on_lambda_builds_clients_and_tokenizer_without_calling_anythi
 
 def test_selection_init_on_lambda_stays_clear_of_search(tmp_path):
     got, connected = _init("selection", tmp_path, on_lambda=True)
-    assert {"rate_limiter", "chat_model"} <= set(got["built"]) and got["encoding"] == 1
+    assert {"rate_limiter", "chat_model"} <= set(got["built"])
     assert "retriever" not in got["built"] and got["bad"] == [] and not connected
     assert not (tmp_path / "none").exists()
 
