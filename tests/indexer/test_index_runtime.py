@@ -1,0 +1,25 @@
+"""`index` says which runtime and precision embedded the book (and says nothing when nothing was
+embedded)."""
+
+from __future__ import annotations
+
+import re
+
+from functions.embeddings.local import LocalMiniLM
+from indexer.cli import main
+
+
+def test_index_names_the_runtime_that_embedded(tmp_path, capsys, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Motors\n\n## Encoders\n\nAn encoder counts the motor's turns.\n")
+    for name in ("OPENAI_API_KEY", "QDRANT_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    assert main(["index", str(docs)]) == 0
+    said = re.findall(r"^Embedded (\d+) chunks with all-MiniLM-L6-v2 on (.+)\.$",
+                      capsys.readouterr().err, re.M)
+    expected = LocalMiniLM().load().runtime_label  # OpenVINO bf16 / OpenVINO f32 / numpy float32
+    assert said == [("1", expected)]
+    assert main(["index", str(docs)]) == 0  # unchanged: nothing embedded, nothing to say
+    assert "Embedded" not in capsys.readouterr().err
