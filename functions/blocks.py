@@ -17,7 +17,8 @@ _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
 _LIST = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
 _TABLE = re.compile(r"^\s*\|")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_SKIP = re.compile(r"^\s*(?:import\s.+\sfrom\s|export\s|:::|</?[a-z][\w.]*[\s/>]|</?>|\{/\*)")
+_SKIP = re.compile(r"^\s*(?:import\s.+\sfrom\s|export\s|:::|</?[a-z][\w.]*[\s/>]|</?>|\{/\*"
+                   r"|</[A-Z][\w.]*\s*>)")
 # An MDX component (<Quiz …>, <Exercise …>): its props run over several lines.
 _JSX_OPEN = re.compile(r"^\s*<([A-Z][\w.]*)(?=[\s/>]|$)")
 _IMAGE = re.compile(r"^\s*!\[[^\]]*\]\([^)]*\)\s*$")
