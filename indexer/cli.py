@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   textbook-chat serve                                 the chat API on http://127.0.0.1:8787
   textbook-chat serve --watch website/docs            ... re-indexing every page you save
   textbook-chat ask "What is a PID controller?"
+  textbook-chat release stage website/docs            a reindex readers see only after `switch`
 """
 
 
@@ -76,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--question", action="append", help="ask this instead of the built-in questions")
     p.set_defaults(func=lambda a: _run("indexer.commands", "cmd_demo", a))
 
-    for module in ("functions.cli_commands", "indexer.evaluate.cli", "functions.feedback_cli"):
+    for module in ("functions.cli_commands", "indexer.evaluate.cli", "functions.feedback_cli",
+                   "indexer.release"):
         __import__(module, fromlist=["register"]).register(sub)
     serve = sub.choices["serve"]  # the indexer side of serve: re-sync while serving
     serve.add_argument("--watch", type=Path, metavar="DOCS_DIR",

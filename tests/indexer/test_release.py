@@ -1,0 +1,201 @@
+"""Releases: stage beside the live index, switch the alias atomically, roll back; against real
+Qdrant (qdrant-client's local mode, which keeps aliases as a server does)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from functions.errors import ConfigError
+from functions.store import QdrantStore
+from indexer import release
+from indexer.chunker import ChunkOptions
+from indexer.model import SiteSettings
+from indexer.sync import sync_docs
+from tests.fakes.embedder import FakeEmbedder
+from tests.indexer.test_sync import PARA, base_files, write_docs
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def server(tmp_path):
+    docs = write_docs(tmp_path / "docs", base_files())
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    yield docs, QdrantStore(client, "book")  # `book`: what the API queries (QDRANT_COLLECTION)
+    client.close()
+
+
+def _index(docs: Path, embedder):
+    return lambda target: sync_docs(docs, SiteSettings(base_url="/b/"), ChunkOptions(), target,
+                                    embedder)
+
+
+def _texts(store) -> set[str]:
+    """What a reader's query sees through the alias."""
+    return {p["content"] for _, p in store.scroll_payloads(["content"])}
+
+
+def _publish(docs, store, embedder, minutes: int):
+    name, summary = release.stage(store, embedder, _index(docs, embedder),
+                                  now=T0 + timedelta(minutes=minutes))
+    return name, summary
+
+
+def test_first_release_creates_the_alias_readers_query(server):
+    docs, store = server
+    name, summary = _publish(docs, store, FakeEmbedder(), 0)
+    assert name == "book--20261101T000000000000Z" and summary.embedded > 0
+    assert not store.exists()  # nothing is live until the switch
+    assert release.switch(store, name) == (None, [])
+    assert store.count() == summary.chunks and release.releases(store).live == name
+
+
+def test_a_staged_release_is_invisible_until_the_switch_and_reuses_vectors(server):
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    old = _texts(store)
+    (docs / "01-intro.md").write_text((docs / "01-intro.md").read_text().replace(
+        "topic number 1", "a rewritten goal"))
+    embedder = FakeEmbedder()
+    second, summary = _publish(docs, store, embedder, 1)
+    assert summary.embedded == 1 and summary.failed == 0  # only the changed section
+    assert _texts(store) == old  # readers still see the old release while checks run
+    assert release.switch(store, second) == (first, [])
+    new = _texts(store)
+    assert new != old and any("a rewritten goal" in t for t in new)
+    # a failed site deploy after the switch: one step back, and forward again
+    assert release.rollback(store) == (second, first)
+    assert _texts(store) == old
+    release.switch(store, second)
+    assert _texts(store) == new
+
+
+def test_a_broken_doc_keeps_its_old_points_in_the_new_release(server):
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    before = {t for t in _texts(store) if "topic number 1" in t}
+    (docs / "01-intro.md").write_text("---\ntitle: [unclosed\n---\n\n## X\n\ntext\n")
+    (docs / "03-new.md").write_text("## Fresh page\n\n" + PARA.format(topic="new page"))
+    second, summary = _publish(docs, store, FakeEmbedder(), 1)
+    assert summary.failed == 1 and "01-intro.md" in str(summary.problems[0])
+    release.switch(store, second)
+    assert before <= _texts(store) and any("new page" in t for t in _texts(store))
+
+
+def test_a_failed_stage_leaves_nothing_and_the_live_index_untouched(server):
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    old = _texts(store)
+
+    def broken(target):
+        raise ConfigError("nothing to index")
+
+    with pytest.raises(ConfigError):
+        release.stage(store, FakeEmbedder(), broken, now=T0 + timedelta(minutes=1))
+    assert release.releases(store).names == [first] and _texts(store) == old
+
+
+def test_discard_and_refusals(server):
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    with pytest.raises(ConfigError, match="No staged release"):
+        release.switch(store, "book--nope")
+    release.switch(store, first)
+    with pytest.raises(ConfigError, match="roll back before"):
+        release.discard(store, first)
+    with pytest.raises(ConfigError, match="No earlier release"):
+        release.rollback(store)
+    second, _ = _publish(docs, store, FakeEmbedder(), 1)
+    assert release.discard(store, second) and release.releases(store).names == [first]
+
+
+def test_old_releases_are_pruned_to_keep(server):
+    docs, store = server
+    names = []
+    for minute in range(4):
+        name, _ = _publish(docs, store, FakeEmbedder(), minute)
+        release.switch(store, name, keep=3)
+        names.append(name)
+    assert release.releases(store).names == names[1:]  # live + 2 to roll back to
+
+
+def test_a_collection_made_by_index_becomes_the_first_release(server):
+    docs, store = server
+    sync_docs(docs, SiteSettings(base_url="/b/"), ChunkOptions(), store, FakeEmbedder())
+    old = _texts(store)
+    state = release.releases(store)
+    assert state.legacy and state.live == "book"
+    embedder = FakeEmbedder()
+    name, summary = _publish(docs, store, embedder, 0)
+    assert summary.embedded == 0  # copied from the live collection, nothing re-embedded
+    release.switch(store, name)
+    assert _texts(store) == old and not release.releases(store).legacy
+
+
+def test_the_embedded_index_is_refused_with_what_to_set():
+    class Embedded:  # the embedded engine's store has no server client
+        collection = "book"
+
+    with pytest.raises(ConfigError, match="QDRANT_URL"):
+        release.releases(Embedded())
+    with pytest.raises(ConfigError, match="QDRANT_COLLECTION"):
+        release._check_alias("book--2")
+
+
+def test_the_lambda_query_path_follows_the_alias(server):
+    """functions/qdrant_http (what Lambda runs) against a Qdrant REST stand-in: the health
+    check and searches name the alias and land on whatever release it points at."""
+    from functions.qdrant_http import QdrantHttp
+    from functions.sparse import encode_query
+    from tests.functions.qdrant_rest import qdrant_rest
+
+    docs, store = server
+    embedder = FakeEmbedder()
+    first, _ = _publish(docs, store, embedder, 0)
+    release.switch(store, first)
+    (docs / "03-new.md").write_text("## Fresh page\n\n" + PARA.format(topic="zebra crossings"))
+    second, _ = _publish(docs, store, embedder, 1)
+    question = "zebra crossings"
+    with qdrant_rest(store.client) as (url, _seen):
+        api = QdrantHttp(url, "book")
+
+        def top() -> str:
+            hits = api.search(embedder.embed_batch([question])[0], encode_query(question), 1)
+            return hits[0].payload["doc_path"]
+
+        assert api.index_status()["points"] > 0 and top() != "03-new.md"
+        release.switch(store, second)
+        assert top() == "03-new.md"
+        release.rollback(store)
+        assert top() != "03-new.md"
+
+
+def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
+        server, tmp_path, monkeypatch, capsys):
+    from functions.settings import Settings
+    from indexer.cli import build_parser, main
+
+    docs, store = server
+    (docs / "01-intro.md").write_text("---\ntitle: [unclosed\n---\n\n## X\n\ntext\n")
+    outputs, page = tmp_path / "github_output", tmp_path / "step_summary"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(page))
+    settings = Settings(collection="book", qdrant_url="http://unused")
+    args = build_parser().parse_args(["release", "stage", str(docs), "--base-url", "/b/"])
+    assert release._run_step(args, settings, store) == 0  # a broken doc does not block
+    name = capsys.readouterr().out.strip().splitlines()[-1]
+    assert outputs.read_text() == f"collection={name}\n"
+    assert "01-intro.md" in page.read_text() and "keep their previous text" in page.read_text()
+    args = build_parser().parse_args(["release", "switch", name])
+    assert release._run_step(args, settings, store) == 0
+    assert release.releases(store).live == name
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    assert main(["release", "status"]) == 2
+    assert "QDRANT_URL" in capsys.readouterr().err
