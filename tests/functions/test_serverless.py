@@ -167,7 +167,7 @@ def test_lambda_lock_pins_every_requirement_for_arm64_python312():
     args = " ".join(yaml.load((ROOT / "serverless.yml").read_text(),
                               Loader=_Loader)["custom"]["pythonRequirements"]["pipCmdExtraArgs"])
     assert "--platform manylinux_2_28_${param:pipArch, 'aarch64'}" in args
-    assert "--no-compile" in args and "--python-version ${param:pipPython, '3.12'}" in args
+    assert "--no-compile" in args and "--python-version ${param:pipPython, '312'}" in args
 
 
 def test_deploy_tooling_is_pinned_by_the_root_lockfile(config):

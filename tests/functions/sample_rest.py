@@ -1,0 +1,47 @@
+"""The sample textbook indexed with the local MiniLM, served over HTTP by the Qdrant REST
+stand-in (tests/functions/qdrant_rest.py): what a deployed offline API talks to, on 127.0.0.1.
+Used by tests/functions/test_offline_package.py and benchmarks/bench_cold_start.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "textbook"
+COLLECTION = "sample"
+OTHER_MODEL = "openai-sample"  # an (empty) collection built for OpenAI's embeddings
+
+
+def sample_questions(answerable: bool = True) -> list[dict]:
+    rows = [json.loads(line) for line in (SAMPLE / "questions.jsonl").read_text().splitlines()
+            if line.strip()]
+    return [q for q in rows if bool(q.get("expected_url")) == answerable]
+
+
+@contextmanager
+def sample_book_rest() -> Iterator[str]:
+    """Yields the stand-in's base URL; collections COLLECTION (the sample book, local MiniLM)
+    and OTHER_MODEL (empty, made for text-embedding-3-small)."""
+    from qdrant_client import QdrantClient
+
+    from functions.embeddings.factory import make_embedder
+    from functions.settings import Settings
+    from functions.store import QdrantStore
+    from indexer.chunker import ChunkOptions
+    from indexer.site_config import read_site_config
+    from indexer.sync import build_chunks, sync_chunks
+    from tests.functions.qdrant_rest import qdrant_rest
+
+    client = QdrantClient(location=":memory:")
+    built = build_chunks(SAMPLE / "docs", read_site_config(SAMPLE), ChunkOptions())
+    assert not built.failed, built.failed
+    sync_chunks(built, QdrantStore(client, COLLECTION), make_embedder(Settings()), recreate=True)
+    QdrantStore(client, OTHER_MODEL).ensure_collection("text-embedding-3-small", 1536)
+    try:
+        with qdrant_rest(client) as (url, _):
+            yield url
+    finally:
+        client.close()
