@@ -193,3 +193,34 @@ def rare_unknown_words(question: str, vocabulary: set[str], common: frozenset[st
         if not is_common(low, common):
             out.append(word)
     return out
+
+
+def respelled(question: str, texts: list[str], common) -> dict[str, str]:
+    """The question's misspelt words, each with the word of the texts it is a slip of
+    ("humaniod" → "humanoid", "lifecyle" → "lifecycle"): only words that the texts never use
+    and that are not everyday English. `common` returns the everyday words (loaded only when
+    a word is unknown to the texts)."""
+    from functions.sparse import STOPWORDS
+
+    vocabulary = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+    unknown = [w for w in dict.fromkeys(m.group() for m in _WORD.finditer(question))
+               if len(w) >= 4 and w.isascii() and w.isalpha() and w.lower() not in vocabulary
+               and w.lower() not in STOPWORDS]
+    if not unknown:
+        return {}
+    everyday = common()
+    out = {}
+    for word in unknown:
+        if word.lower() in everyday:
+            continue
+        fix = misspelling_of(word.lower(), vocabulary)
+        if fix is not None:
+            out[word] = fix
+    return out
+
+
+def apply_spelling(text: str, fixes: dict[str, str]) -> str:
+    """text with each misspelt word (whole words, as written) replaced."""
+    for wrong, right in fixes.items():
+        text = re.sub(rf"\b{re.escape(wrong)}\b", right, text)
+    return text

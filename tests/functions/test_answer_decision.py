@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from functions.answer_checks import quantity_words, states_quantity
 from functions.answering import NAMED_REFUSAL, REFUSAL
-from functions.names import absent_in, is_common, missing, names, rare_unknown_words
+from functions.names import (
+    absent_in,
+    apply_spelling,
+    is_common,
+    missing,
+    names,
+    rare_unknown_words,
+    respelled,
+)
 from functions.tokens import common_words
 from tests.functions.book import ALL_URLS
 
@@ -33,6 +41,18 @@ def test_a_misspelt_question_is_still_answered(client):
     body = ask(client, "how do I mesure the jiter of my loop?")
     assert body["low_confidence"] is False
     assert body["citations"][0]["url"] == "/book/docs/loop#loop-jitter"
+
+
+def test_misspelt_words_are_respelt_from_the_retrieved_text():
+    texts = ["A humanoid typically has 30 degrees of freedom. Lifecycle nodes start inactive."]
+    question = "how many degres of freedom does a humaniod typicaly have? colcon lifecyle?"
+    fixes = respelled(question, texts, common_words)
+    assert fixes == {"degres": "degrees", "humaniod": "humanoid", "typicaly": "typically",
+                     "lifecyle": "lifecycle"}  # "colcon" is no slip of any word of the text
+    assert apply_spelling(question, fixes) == (
+        "how many degrees of freedom does a humanoid typically have? colcon lifecycle?")
+    # everyday words the text lacks are left as they are, and nothing is loaded for them
+    assert respelled("Why do humanoids fall?", texts, lambda: frozenset({"fall"})) == {}
 
 
 def test_stop_words_only_get_a_kind_prompt(client):
