@@ -1,7 +1,7 @@
 """A SearchBackend over Qdrant's REST API with httpx (qdrant_client costs ~1.2 s of cold start).
 
-Server mode only (QDRANT_URL); local mode keeps functions.store.QdrantStore. Hybrid search is
-one Query API call: dense + sparse prefetch fused with RRF inside Qdrant.
+Server mode only (QDRANT_URL); the embedded default is functions.edge_store. The request and the
+ranking of its points are functions.query's, the same for every engine.
 """
 
 from __future__ import annotations
@@ -15,43 +15,10 @@ import httpx
 from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.errors import StoreUnavailableError
 from functions.httpclient import make_client
+from functions.query import query_body, rank
 from functions.search_types import SearchHit, SparseVec
-from functions.search_types import cosine as cosine_of
-from functions.sparse import hybrid_score
 
-PREFETCH = 40
 RETRY_STATUSES = {429, 500, 502, 503, 504}
-
-
-def _filter(filters: dict[str, str | list[str]] | None) -> dict | None:
-    conditions = [{"key": k, "match": {"any": list(v)} if isinstance(v, list) else {"value": v}}
-                  for k, v in (filters or {}).items() if v]
-    return {"must": conditions} if conditions else None
-
-
-def query_body(dense: Sequence[float], sparse: SparseVec, limit: int,
-               filters: dict[str, str] | None = None, mode: str = "hybrid") -> dict:
-    """The Query API request for one search (pure; tests validate it against Qdrant's models)."""
-    flt = _filter(filters)
-    sparse_q = {"indices": list(sparse[0]), "values": list(sparse[1])}
-    vectors = [DENSE_VECTOR, SPARSE_VECTOR] if mode == "hybrid" else [DENSE_VECTOR]
-    body: dict = {"limit": limit, "with_payload": True, "with_vector": vectors}
-    if mode == "dense":
-        body.update(query=list(dense), using=DENSE_VECTOR)
-    elif mode == "sparse":
-        body.update(query=sparse_q, using=SPARSE_VECTOR)
-    else:
-        body["prefetch"] = [
-            {"query": list(dense), "using": DENSE_VECTOR, "limit": PREFETCH},
-            {"query": sparse_q, "using": SPARSE_VECTOR, "limit": PREFETCH},
-        ]
-        if flt:
-            for prefetch in body["prefetch"]:
-                prefetch["filter"] = flt
-        body["query"] = {"fusion": "rrf"}
-    if flt:
-        body["filter"] = flt
-    return body
 
 
 class QdrantHttp:
@@ -110,18 +77,11 @@ class QdrantHttp:
             "POST", f"/collections/{quote(self.collection, safe='')}/points/query", body)
         self._check(response)
         points = (response.json().get("result") or {}).get("points") or []
-        hits = []
-        for p in points:
-            vec = p.get("vector") or {}
-            cosine = cosine_of(dense, vec.get(DENSE_VECTOR))
-            score = float(p.get("score") or 0.0)
-            if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
-                doc_sparse = vec.get(SPARSE_VECTOR) or {}
-                score = hybrid_score(cosine, sparse[0], doc_sparse.get("indices") or ())
-            hits.append(SearchHit(int(p["id"]), score, cosine, dict(p.get("payload") or {})))
-        if mode == "hybrid":
-            hits.sort(key=lambda h: -h.score)  # stable: ties keep the RRF order
-        return hits
+        return rank(dense, sparse, mode, (
+            (p["id"], p.get("score") or 0.0, (p.get("vector") or {}).get(DENSE_VECTOR),
+             ((p.get("vector") or {}).get(SPARSE_VECTOR) or {}).get("indices") or (),
+             dict(p.get("payload") or {}))
+            for p in points))
 
     def _check(self, response: httpx.Response) -> None:
         if response.status_code < 300:

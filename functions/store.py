@@ -1,4 +1,5 @@
-"""Qdrant access through the official client: the indexer's sync and the local query path."""
+"""The index: QdrantStore.open picks the embedded engine (QDRANT_PATH, functions.edge_store) or a
+Qdrant server through the official client (QDRANT_URL; the indexer's sync to a server)."""
 
 from __future__ import annotations
 
@@ -17,33 +18,9 @@ from functions.contract import (
     SPARSE_VECTOR,
 )
 from functions.errors import ModelMismatchError, StoreUnavailableError
+from functions.query import query_body, rank
 from functions.search_types import SearchHit, SparseVec
-from functions.search_types import cosine as cosine_of
 from functions.settings import Settings
-from functions.sparse import hybrid_score
-
-PREFETCH_LIMIT = 40
-
-
-def open_client(settings: Settings):
-    """A QdrantClient for a server/Cloud URL, else local mode on disk."""
-    from qdrant_client import QdrantClient
-
-    if settings.qdrant_url:
-        return QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
-    path = Path(settings.qdrant_path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        return QdrantClient(path=str(path))
-    except OSError as exc:  # read-only, a file in the way, no such drive: a setup error
-        raise unusable_path(path, exc) from None
-    except RuntimeError:  # local mode allows one process per folder
-        raise StoreUnavailableError(
-            f"The local index at {path} is in use by another textbook-chat process, e.g. "
-            "`textbook-chat serve`. To edit pages while the API runs, serve with "
-            "`textbook-chat serve --watch DOCS_DIR`: it re-indexes every saved change itself. "
-            "Otherwise stop `serve` first, or set QDRANT_PATH to another folder."
-        ) from None
 
 
 def unusable_path(path: Path, exc: OSError) -> StoreUnavailableError:
@@ -60,34 +37,36 @@ def unusable_path(path: Path, exc: OSError) -> StoreUnavailableError:
         detail=str(exc))
 
 
-def _filter(filters: dict[str, str | list[str]] | None):
-    from qdrant_client import models
-
-    if not filters:
-        return None
-    return models.Filter(
-        must=[
-            models.FieldCondition(key=k, match=models.MatchAny(any=list(v)) if isinstance(v, list)
-                                  else models.MatchValue(value=v))
-            for k, v in filters.items()
-            if v
-        ]
-    )
-
-
 class QdrantStore:
-    """One collection: created with the model it was built for, synced point by point."""
+    """One collection of a Qdrant server (or of a qdrant-client given to it): created with the
+    model it was built for, synced point by point."""
 
-    def __init__(self, client, collection: str):
+    def __init__(self, client, collection: str, owner: bool = True):
         self.client = client
         self.collection = collection
+        self.owner = owner
+        self.notice: str | None = None  # (the embedded store's repairs; a server has none)
 
     @classmethod
-    def open(cls, settings: Settings) -> QdrantStore:
-        return cls(open_client(settings), settings.collection)
+    def open(cls, settings: Settings):
+        """The store settings name: a Qdrant server (QDRANT_URL), else the embedded engine in
+        QDRANT_PATH (an EdgeStore, with the same methods)."""
+        if not settings.qdrant_url:
+            from functions.edge_store import EdgeStore
+
+            return EdgeStore.open(settings)
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
+        return cls(client, settings.collection)
+
+    def collection_store(self, name: str) -> QdrantStore:
+        """Another collection through the same client (e.g. the eval's naive baseline)."""
+        return QdrantStore(self.client, name, owner=False)
 
     def close(self) -> None:
-        self.client.close()
+        if self.owner:
+            self.client.close()
 
     # --- collection -------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -255,44 +234,16 @@ class QdrantStore:
     ) -> list[SearchHit]:
         from qdrant_client import models
 
-        flt = _filter(filters)
-        sparse_q = models.SparseVector(indices=sparse[0], values=sparse[1])
-        vectors = [DENSE_VECTOR, SPARSE_VECTOR] if mode == "hybrid" else [DENSE_VECTOR]
-        common = dict(limit=limit, with_payload=True, with_vectors=vectors, query_filter=flt)
+        req = models.QueryRequest.model_validate(query_body(dense, sparse, limit, filters, mode))
         try:
-            if mode == "dense":
-                res = self.client.query_points(
-                    self.collection, query=list(dense), using=DENSE_VECTOR, **common
-                )
-            elif mode == "sparse":
-                res = self.client.query_points(
-                    self.collection, query=sparse_q, using=SPARSE_VECTOR, **common
-                )
-            else:
-                res = self.client.query_points(
-                    self.collection,
-                    prefetch=[
-                        models.Prefetch(
-                            query=list(dense), using=DENSE_VECTOR, limit=PREFETCH_LIMIT, filter=flt
-                        ),
-                        models.Prefetch(
-                            query=sparse_q, using=SPARSE_VECTOR, limit=PREFETCH_LIMIT, filter=flt
-                        ),
-                    ],
-                    query=models.FusionQuery(fusion=models.Fusion.RRF),
-                    **common,
-                )
+            res = self.client.query_points(
+                self.collection, query=req.query, using=req.using, prefetch=req.prefetch,
+                query_filter=req.filter, limit=req.limit, with_payload=req.with_payload,
+                with_vectors=req.with_vector)
         except Exception as exc:
             raise StoreUnavailableError("Qdrant search failed.", detail=str(exc)) from None
-        hits = []
-        for p in res.points:
-            vec = p.vector or {}
-            cosine = cosine_of(dense, vec.get(DENSE_VECTOR))
-            score = float(p.score)
-            if mode == "hybrid":  # RRF picked the candidates; rank them by cosine + coverage
-                doc_sparse = vec.get(SPARSE_VECTOR)
-                score = hybrid_score(cosine, sparse[0], doc_sparse.indices if doc_sparse else ())
-            hits.append(SearchHit(int(p.id), score, cosine, dict(p.payload or {})))
-        if mode == "hybrid":
-            hits.sort(key=lambda h: -h.score)  # stable: ties keep the RRF order
-        return hits
+        return rank(dense, sparse, mode, (
+            (p.id, p.score, (p.vector or {}).get(DENSE_VECTOR),
+             getattr((p.vector or {}).get(SPARSE_VECTOR), "indices", ()),
+             dict(p.payload or {}))
+            for p in res.points))

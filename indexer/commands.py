@@ -192,6 +192,8 @@ def index_docs(args, settings: Settings, embedder=None, store=None, say=_say):
                 args.docs_dir, site, options, store, embedder, routes=routes,
                 recreate=args.recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
             )
+        if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
+            say(f"textbook-chat: {store.notice}")
         runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it
         if summary.embedded and runtime:
             say(f"Embedded {summary.embedded} chunks with {embedder.model_name} on {runtime}.")

@@ -81,9 +81,6 @@ def build_chunks(
     one broken doc is recorded and the rest go on.
     known: doc key -> source hash already indexed; such files are not parsed again.
     indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it."""
-    from indexer.chunker import chunk_document
-    from indexer.markdown import parse_document
-
     result = BuildResult()
     claims: list[Claim] = []  # every doc's page URL, in discovery order
     parsed = []
@@ -116,6 +113,8 @@ def build_chunks(
             if indexed and indexed.get(key):
                 claims.append(Claim(key, rel, indexed[key]))
             continue
+        from indexer.markdown import parse_document  # here: a no-op sync never imports it
+
         try:
             doc = parse_document(src.path, src.root, site, route=route)
         except ParseProblem as exc:
@@ -131,6 +130,8 @@ def build_chunks(
         claims.append(Claim(key, rel, doc.url))
         parsed.append((key, rel, doc, route, source_hash))
     refused = {r.claim.key: r for r in resolve(claims, indexed or {})}
+    if parsed:
+        from indexer.chunker import chunk_document
     for key, rel, doc, route, source_hash in parsed:
         if key in refused:
             continue

@@ -94,7 +94,9 @@ def _hint_missing_index() -> None:
         settings = Settings.from_env(os.environ)
     except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
         return
-    if settings.qdrant_url or (Path(settings.qdrant_path) / "collection" / settings.collection).is_dir():
+    from functions.edge_store import has_index
+
+    if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
         return
     print(f"textbook-chat serve: there is no index at {settings.qdrant_path} (collection "
           f"{settings.collection!r}) yet: run `textbook-chat index DOCS_DIR` before the first "

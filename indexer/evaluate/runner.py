@@ -135,7 +135,7 @@ def run_eval(
                 from functions.embeddings.factory import make_embedder
 
                 embedder = make_embedder(settings)
-            target = QdrantStore(store.client, settings.collection + NAIVE_SUFFIX)
+            target = store.collection_store(settings.collection + NAIVE_SUFFIX)
             build_naive_index(store, target, embedder)
         elif baseline is not None:
             raise ValueError(f"baseline {baseline!r} is not one of {', '.join(BASELINES)}")

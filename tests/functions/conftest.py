@@ -66,6 +66,18 @@ def book_store(book_settings):
     store.close()
 
 
+@pytest.fixture(scope="session")
+def server_store(book_store):
+    """The same book in qdrant-client's own engine (in memory), where a Qdrant server's REST
+    answers come from in tests (tests/functions/qdrant_rest.py); synced at the same time."""
+    from qdrant_client import QdrantClient
+
+    store = QdrantStore(QdrantClient(location=":memory:"), "book")
+    index_book(store, ContentEmbedder(DIM))
+    yield store
+    store.close()
+
+
 @pytest.fixture
 def make_deps(book_settings, book_store):
     def make(**given) -> Deps:

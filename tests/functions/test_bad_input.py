@@ -8,7 +8,6 @@ import pytest
 
 from functions.errors import StoreUnavailableError
 from functions.qdrant_http import QdrantHttp
-from functions.store import QdrantStore
 
 CASES = [
     # (route, raw body, status, code, words in the message)
@@ -100,7 +99,7 @@ def test_qdrant_unreachable(client):
 
 
 def test_collection_missing(client, book_store):
-    missing = QdrantStore(book_store.client, "no-such-book")
+    missing = book_store.collection_store("no-such-book")
     r = client(search=missing).post("/chat", json={"question": "loop jitter"})
     assert r.status_code == 503
     assert "textbook-chat index" in r.json()["error"]["message"]

@@ -1,4 +1,5 @@
-"""QdrantHttp against a REST shim over the real local-mode collection (tests/functions/qdrant_rest)."""
+"""QdrantHttp against a REST shim over qdrant-client's engine (tests/functions/qdrant_rest), and
+the same answers from the embedded engine."""
 
 from __future__ import annotations
 
@@ -26,12 +27,12 @@ def test_query_body_is_a_valid_query_request(mode):
 
 
 @pytest.fixture
-def rest_shim(book_store):
-    with qdrant_rest(book_store.client) as shim:
+def rest_shim(server_store):
+    with qdrant_rest(server_store.client) as shim:
         yield shim
 
 
-def test_http_backend_matches_the_local_client(rest_shim, book_store):
+def test_http_backend_matches_the_embedded_engine(rest_shim, book_store):
     url, seen = rest_shim
     http = QdrantHttp(url, "book", api_key="secret")
     assert http.collection_meta()["embedding_model"] == "fake-embedder"

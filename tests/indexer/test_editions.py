@@ -121,20 +121,20 @@ def test_one_run_indexes_every_edition_and_a_rerun_deletes_only_what_is_gone(tmp
     first = index()
     assert first.failed == 0 and first.deleted == 0
     # Text shared by editions is embedded once.
-    assert first.embedded < first.chunks == store.client.count("t").count
+    assert first.embedded < first.chunks == store.count()
     again = index()
     assert (again.embedded, again.reused, again.deleted, again.unchanged) == (0, 0, 0, first.chunks)
     versioned_site(tmp_path / "site", with_1_0=False)  # version 1.0 dropped from the site
     dropped = index()
     assert dropped.deleted == first.chunks - dropped.chunks > 0
-    versions = {p.payload["version"] for p in store.client.scroll("t", limit=100)[0]}
+    versions = {p["version"] for _, p in store.scroll_payloads(["version"])}
     assert versions == {"current"}
 
 
 def test_indexing_nothing_is_an_error_not_an_empty_index(tmp_path, store):
     docs, manifest = versioned_site(tmp_path / "site")
     sync_docs(docs, SiteSettings(), ChunkOptions(), store, FakeEmbedder())
-    held = store.client.count("t").count
+    held = store.count()
     empty = tmp_path / "empty"
     (empty / "img").mkdir(parents=True)
     with pytest.raises(ConfigError, match="nothing to index: .*holds no Markdown docs"):
@@ -144,7 +144,7 @@ def test_indexing_nothing_is_an_error_not_an_empty_index(tmp_path, store):
     with pytest.raises(ConfigError, match="none of the docs the build manifest lists"):
         sync_docs(docs, SiteSettings(), ChunkOptions(), store, FakeEmbedder(),
                   routes=load_manifest(manifest, docs))
-    assert store.client.count("t").count == held  # nothing was deleted
+    assert store.count() == held  # nothing was deleted
 
 
 def test_a_docs_folder_that_is_not_the_manifests_says_so(tmp_path):

@@ -162,6 +162,6 @@ def test_serve_says_when_there_is_no_index_yet(tmp_path, monkeypatch, capsys):
     _hint_missing_index()
     err = capsys.readouterr().err
     assert "no index at" in err and "textbook-chat index DOCS_DIR" in err and "--watch" in err
-    (tmp_path / "qdrant" / "collection" / "book").mkdir(parents=True)
+    (tmp_path / "qdrant" / "edge" / "book").mkdir(parents=True)  # the engine's folder
     _hint_missing_index()
     assert capsys.readouterr().err == ""
