@@ -247,4 +247,3 @@ def test_a_process_killed_mid_write_loses_nothing_it_wrote(tmp_path):
     finally:
         store.close()
     assert os.path.exists(tmp_path / "q" / "edge" / "t.json")
-
