@@ -63,19 +63,32 @@ def _close(run: list[str], out: list[str]) -> None:
         run.clear()
 
 
+_CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
+_HUMP = re.compile(r"[A-Z]?[a-z0-9]+")
+
+
+def _humps(word: str) -> str:
+    """A CamelCase identifier's words: "WebSocketSharp" → "Web Socket Sharp"."""
+    return " ".join(_HUMP.findall(word))
+
+
 def normal(text: str) -> str:
     """Lowercase words of letters and digits between single spaces (with a space at each end),
-    so that "ROS-2" reads as " ros 2 "."""
+    so that "ROS-2" reads as " ros 2 "; a CamelCase identifier also reads as its words
+    ("WebSocketSharp" mentions "WebSocket")."""
+    text = _CAMEL.sub(lambda m: f"{m.group()} {_humps(m.group())}", text)
     return " " + " ".join(_NORMAL.sub(" ", text.lower()).split()) + " "
 
 
 def mentions(text_normal: str, name: str) -> bool:
     """Whether a text (already passed through normal()) mentions the name, as whole words;
     "ROS 2" also matches "ros2"."""
-    words = normal(name).split()
+    words = " ".join(_NORMAL.sub(" ", name.lower()).split()).split()
     if not words:
         return False
-    for key in (" ".join(words), "".join(words)):
+    humps = " ".join(_NORMAL.sub(" ", _humps(name).lower()).split()) if _CAMEL.fullmatch(
+        name) else ""
+    for key in filter(None, (" ".join(words), "".join(words), humps)):
         # whole words, plural allowed: "HTN" is in a text about "HTNs"
         if re.search(rf" {re.escape(key)}(?:e?s)? ", text_normal):
             return True

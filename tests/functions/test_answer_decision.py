@@ -86,6 +86,9 @@ def test_a_name_matches_whole_words_plurals_and_spacing():
     assert not absent_in("HTN", ["two HTNs plan"])
     assert absent_in("Isaac Lab", ["Isaac Sim labels images"])
     assert missing("Use ROS 2 Python nodes?", ["ROS 2 nodes in Python"]) == []
+    # a CamelCase identifier mentions its words: ROS# talks over WebSocketSharp
+    assert not absent_in("WebSocket", ['new RosSocket(RosBridgeProtocol.WebSocketSharp, url)'])
+    assert absent_in("WebSocket", ["a plain socket on the web"])
 
 
 def test_rare_words_skip_everyday_english_and_misspellings():
