@@ -2,6 +2,13 @@
 
     python benchmarks/bench_cold_start.py [--runs 5] [--importtime] [--no-lambda-init]
     python benchmarks/bench_cold_start.py --backend http --kinds chat,chat-ssm   # SSM at init
+    python benchmarks/bench_cold_start.py --kinds chat-offline --offline-zip ZIP [--warm 30]
+
+`chat-offline` is the keyless deployment as Lambda runs it: the unzipped package of
+`serverless package --param="answers=offline"` (built for this machine: add
+--param=pipArch=x86_64 --param=pipPython=311) in a Python that sees only the zip (-I -S), the
+real local MiniLM on numpy, a Qdrant REST stand-in holding the sample book on 127.0.0.1
+(tests/functions/sample_rest.py), a sample question; `--warm N` more questions give the warm p50.
 
 For `chat`, `selection` and the naive baseline (benchmarks/naive_handler.py: fastapi + openai +
 qdrant_client + mangum at top level), each run starts a new interpreter that imports the handler
@@ -27,7 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GOALS_MS = {"chat": 1000.0, "selection": 600.0}
+GOALS_MS = {"chat": 1000.0, "selection": 600.0, "chat-offline": 1500.0}
+OFFLINE_QUESTION = "Why do absolute encoders number their positions so that neighbouring positions differ in just one bit?"
 ORIGIN = "https://example.github.io"
 BODIES = {
     "chat": {"question": "How do encoders count pulses?",
@@ -38,6 +46,7 @@ BODIES = {
                   "page_url": "https://example.github.io/book/docs/ch1", "anchor": "encoders"},
 }
 BODIES["naive"] = BODIES["chat"]
+BODIES["chat-offline"] = {"question": OFFLINE_QUESTION}
 
 
 def api_gateway_event(path: str, body: dict, method: str = "POST") -> dict:
@@ -111,12 +120,14 @@ def _payload(i: int) -> dict:
                        f"channels to tell the direction. Section {i}.1 shows the wiring."}
 
 
-def child(kind: str) -> None:
+def child(kind: str, task: str | None = None, warm: list[str] = ()) -> None:
     """Runs in the fresh interpreter: import the handler, send one event, print timings."""
     kind = kind.removesuffix("-ssm")  # the same handler, its key read from SSM at init
     t0 = time.perf_counter()
-    sys.path.insert(0, str(ROOT))
-    if kind == "naive":
+    sys.path.insert(0, task or str(ROOT))  # task: an unzipped Lambda package, nothing else
+    if kind == "chat-offline":
+        from functions.handlers import chat as module
+    elif kind == "naive":
         sys.path.insert(0, str(ROOT / "benchmarks"))
         import naive_handler as module
     else:
@@ -126,12 +137,19 @@ def child(kind: str) -> None:
 
         module = importlib.import_module(f"functions.handlers.{kind}")
     t1 = time.perf_counter()
-    path = "/chat" if kind == "naive" else f"/{kind}"
+    path = "/chat" if kind in ("naive", "chat-offline") else f"/{kind}"
     response = module.handler(api_gateway_event(path, BODIES[kind]), LambdaContext())
     t2 = time.perf_counter()
     body = json.loads(response["body"])
+    warm_ms = []
+    for question in warm:  # the same container, later readers
+        start = time.perf_counter()
+        r = module.handler(api_gateway_event(path, {"question": question}), LambdaContext())
+        assert r["statusCode"] == 200, r
+        warm_ms.append((time.perf_counter() - start) * 1000)
     print(json.dumps({
         "import_ms": (t1 - t0) * 1000, "first_ms": (t2 - t1) * 1000, "total_ms": (t2 - t0) * 1000,
+        "warm_ms": warm_ms, "cited_urls": [c["url"] for c in body.get("citations", [])],
         "status": response["statusCode"], "cited": bool(body.get("citations")),
         "modules": len(sys.modules),
         "heavy": sorted(m for m in ("qdrant_client", "openai", "fastapi", "boto3", "botocore",
@@ -140,7 +158,9 @@ def child(kind: str) -> None:
 
 
 def run_child(kind: str, importtime: bool = False, extra: dict | None = None,
-              lambda_init: bool = True) -> tuple[dict, str]:
+              lambda_init: bool = True, offline: dict | None = None) -> tuple[dict, str]:
+    if kind == "chat-offline":
+        extra = offline["env"]
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "QDRANT_", "AWS_", "DYNAMODB_", "EMBEDDING_",
                                 "CHAT_"))}
@@ -154,6 +174,10 @@ def run_child(kind: str, importtime: bool = False, extra: dict | None = None,
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), __file__,
            "--child", kind]
+    if kind == "chat-offline":  # only the zip and the standard library; /var/task is
+        cmd[1:1] = ["-I", "-S", "-B"]  # read-only on Lambda: every cold start compiles the .py
+        cmd += ["--task", offline["task"]]
+        env["BENCH_WARM_QUESTIONS"] = json.dumps(offline["warm"])
     with tempfile.TemporaryDirectory() as cwd:  # local SQLite feedback lands here
         wall = time.perf_counter()
         done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
@@ -221,13 +245,43 @@ def main(argv: list[str] | None = None) -> int:
                          "deployed path (httpx to a fake OpenAI server, DynamoDB on moto)")
     ap.add_argument("--no-lambda-init", dest="lambda_init", action="store_false",
                     help="leave AWS_LAMBDA_FUNCTION_NAME unset: init builds nothing ahead")
+    ap.add_argument("--offline-zip", help="the offline package (.zip or unzipped folder) for "
+                                          "the chat-offline kind")
+    ap.add_argument("--warm", type=int, default=30, help="chat-offline: warm requests per run")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--task", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child)
+        child(args.child, args.task, json.loads(os.environ.get("BENCH_WARM_QUESTIONS", "[]")))
         return 0
-    with http_backends() if args.backend == "http" else _no_backends() as extra:
+    with (http_backends() if args.backend == "http" else _no_backends()) as extra, \
+            offline_backend(args) as args.offline:
         return report(args, extra)
+
+
+@contextmanager
+def offline_backend(args):
+    """For chat-offline: the unzipped package, and the sample book behind a REST stand-in."""
+    if "chat-offline" not in args.kinds.split(","):
+        yield None
+        return
+    if not args.offline_zip:
+        raise SystemExit("chat-offline needs --offline-zip (see the top of this file)")
+    import zipfile
+
+    sys.path.insert(0, str(ROOT))
+    from tests.functions.sample_rest import COLLECTION, sample_book_rest, sample_questions
+
+    questions = [q["question"] for q in sample_questions()][:args.warm]
+    with tempfile.TemporaryDirectory() as unzipped, sample_book_rest() as url:
+        task = args.offline_zip
+        if zipfile.is_zipfile(task):
+            zipfile.ZipFile(task).extractall(unzipped)
+            task = unzipped
+        yield {"task": task, "warm": questions,
+               "env": {"QDRANT_URL": url, "QDRANT_COLLECTION": COLLECTION,
+                       "EMBEDDING_PROVIDER": "local", "CHAT_PROVIDER": "extractive",
+                       "RATE_LIMIT_PER_MINUTE": "100000", "RATE_LIMIT_PER_DAY": "100000"}}
 
 
 @contextmanager
@@ -240,7 +294,8 @@ def report(args, extra: dict) -> int:
     results: dict[str, list[dict]] = {k: [] for k in kinds}
     for _ in range(args.runs):  # interleaved, so drift hits every kind alike
         for kind in kinds:
-            results[kind].append(run_child(kind, extra=extra, lambda_init=args.lambda_init)[0])
+            results[kind].append(run_child(kind, extra=extra, lambda_init=args.lambda_init,
+                                           offline=args.offline)[0])
     med = {k: {f: statistics.median(r[f] for r in rs)
                for f in ("import_ms", "first_ms", "total_ms", "process_ms")}
            for k, rs in results.items()}
@@ -258,10 +313,19 @@ def report(args, extra: dict) -> int:
               f"{m['process_ms']:>9.0f}  {last['status']:>6}  {ratio:5.2f}  {verdict}")
         print(f"{'':<10}heavy modules loaded: {', '.join(last['heavy']) or 'none'}; "
               f"{last['modules']} modules")
+        if kind == "chat-offline":
+            warm = [ms for r in results[kind] for ms in r["warm_ms"]]
+            print(f"{'':<10}without SnapStart (init + 1st request): {m['total_ms']:.0f} ms; with "
+                  f"SnapStart (snapshot after init): 1st request {m['first_ms']:.0f} ms + restore")
+            print(f"{'':<10}cited: {last['cited_urls'][:2]}")
+            if warm:
+                print(f"{'':<10}warm /chat: p50 {statistics.median(warm):.0f} ms, p90 "
+                      f"{statistics.quantiles(warm, n=10)[-1]:.0f} ms over {len(warm)} requests")
     if args.importtime:
         for kind in kinds:
             print(f"\n{kind}: slowest imports (cumulative ms, python -X importtime)")
-            for name, ms in top_imports(run_child(kind, True, extra)[1]):
+            for name, ms in top_imports(run_child(kind, True, extra, args.lambda_init,
+                                                  args.offline)[1]):
                 print(f"  {ms:8.1f}  {name}")
     return 0
 

@@ -70,6 +70,12 @@ class Deps:
             from functions.tokens import common_words
 
             common_words()  # loads the tokenizer too
+            load = getattr(self._built.get("embedder"), "load", None)
+            if load:  # the local model (offline mode): weights in memory, first pass done
+                try:
+                    load().embed_batch(["warm"])
+                except Exception:  # noqa: BLE001 - the request reports it
+                    pass
 
     @property
     def settings(self) -> Settings:
