@@ -60,26 +60,34 @@ def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
     for name in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION", "EMBEDDING_PROVIDER"):
         env.pop(name, None)
 
-    def run(argv) -> tuple[float, str]:
+    def run(argv) -> tuple[float, float, str]:
+        """wall and CPU (user + system) seconds of one command, its stdout."""
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run(argv, env=env, cwd=qdrant.parent, capture_output=True, text=True,
                              check=False)
+        wall = time.perf_counter() - t
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
         if out.returncode:
             raise SystemExit(f"{argv} failed:\n{out.stderr}")
-        return time.perf_counter() - t, out.stdout
+        return wall, now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime, out.stdout
 
     index = [sys.executable, "-m", "indexer.cli", "index", str(docs), "--json"]
-    bare, cmd = [], []
+    bare, cmd, cpu = [], [], []
     for _ in range(runs):
         bare.append(run([sys.executable, "-c", "pass"])[0])
-        wall, out = run(index)
+        wall, used, out = run(index)
         cmd.append(wall)
+        cpu.append(used)
     summary = json.loads(out)
     assert summary["embedded"] == 0 and summary["deleted"] == 0, summary
     b, c = statistics.median(bare), statistics.median(cmd)
-    print(f"no-op re-sync as a command (median of {runs}): {c:.2f} s (target <= 0.5 s); "
-          f"bare interpreter {b:.2f} s, so {c - b:.2f} s is textbook-chat ({c / b:.1f}x the "
-          f"bare start); {summary}")
+    print(f"no-op re-sync as a command (median of {runs}): {c:.2f} s wall, "
+          f"{statistics.median(cpu):.2f} s CPU (target <= 0.5 s); bare interpreter {b:.2f} s, "
+          f"so {c - b:.2f} s is textbook-chat ({c / b:.1f}x the bare start); "
+          f"load average {os.getloadavg()[0]:.1f}; {summary}")
 
 
 def timed(label: str, fn):

@@ -162,6 +162,7 @@ class EdgeStore:
         self.collection = collection
         self.owner = owner
         self.notice: str | None = None  # what ensure_collection repaired, for the indexer to say
+        self.written = False  # since open: a sync that changed nothing need not flush
 
     @classmethod
     def open(cls, settings: Settings) -> EdgeStore:
@@ -300,6 +301,7 @@ class EdgeStore:
             payload_memory=qe.Memory.Cached,
         )
         shard = qe.EdgeShard.create(str(self._dir), config)
+        self.written = True
         for field in KEYWORD_INDEXES:
             shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
         shard.flush()
@@ -370,6 +372,7 @@ class EdgeStore:
         import qdrant_edge as qe
 
         shard = self._shard()
+        self.written = self.written or bool(items)
         for start in range(0, len(items), 512):
             shard.update(qe.UpdateOperation.upsert_points([
                 qe.Point(pid, {DENSE_VECTOR: list(dense),
@@ -381,6 +384,7 @@ class EdgeStore:
         import qdrant_edge as qe
 
         shard = self._shard()
+        self.written = self.written or bool(point_ids)
         for start in range(0, len(point_ids), 4096):
             shard.update(qe.UpdateOperation.delete_points(list(point_ids[start : start + 4096])))
 
@@ -392,7 +396,8 @@ class EdgeStore:
     def mark_synced(self, when: str) -> None:
         """Record the time of the last finished sync (GET /health shows it); the engine's
         writes are made durable first."""
-        self._shard().flush()
+        if self.written:
+            self._shard().flush()
         meta = self._read_meta() or {}
         self._write_meta({**meta, META_SYNCED_AT: when})
 
