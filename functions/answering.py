@@ -13,7 +13,7 @@ from functions.generation import model_answer
 from functions.prompt import (
     NOT_FOUND,
     echoes_instructions,
-    heuristic_standalone,
+    follow_up_context,
     recent,
     rewrite_messages,
 )
@@ -28,20 +28,22 @@ CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservatio
 REWRITE_MAX_TOKENS = 60
 
 
-def standalone_query(req: ChatRequest, llm) -> tuple[str, int]:
-    """The question rewritten as a standalone search query, and the tokens that cost."""
+def standalone_query(req: ChatRequest, llm) -> tuple[str, str, int]:
+    """The search query, the follow-up context searched beside it (functions.retrieval), and
+    the tokens that cost. With a model, its standalone rewrite of the question; without one
+    (or when the rewrite fails), the question and the previous turn it leans on."""
     if not req.history:
-        return req.question, 0
+        return req.question, "", 0
     if llm is None:
-        return heuristic_standalone(req.question, req.history), 0
+        return req.question, follow_up_context(req.question, req.history), 0
     try:
         with within(REWRITE_SECONDS):  # a slow rewrite must leave time for the answer
             completion = llm.complete(rewrite_messages(req.question, req.history),
                                       max_tokens=REWRITE_MAX_TOKENS)
     except UpstreamError:
-        return heuristic_standalone(req.question, req.history), 0
+        return req.question, follow_up_context(req.question, req.history), 0
     query = " ".join(completion.text.split())[:500]
-    return query or req.question, completion.total_tokens
+    return query or req.question, "", completion.total_tokens
 
 
 def estimate_tokens(req: ChatRequest, llm) -> int:
@@ -65,18 +67,24 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
     reserved = reserve(spend_cap, estimate_tokens(req, llm)) if paid else 0
     used = 0
     try:
-        query, used = standalone_query(req, llm)
-        used += approx_tokens(query) if paid else 0
+        query, context, used = standalone_query(req, llm)
+        used += approx_tokens(f"{query} {context}") if paid else 0
         if empty_question(req.question):
             return {"answer": EMPTY_QUESTION, "citations": [], "confidence": 0.0,
                     "low_confidence": True, "related_topics": [],
                     "refusal": {"code": "empty_question"}}
-        hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
-        # Word coverage is judged on what the reader asks now: a follow-up's search query
-        # carries the previous question, whose words the new section need not repeat.
+        hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
+                                  context=context)
+        question, query, respelt = _respell(req.question, query, hits)
+        if respelt:  # "humaniod" searched again as the book spells it
+            hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
+                                      context=context)
+        # Word coverage is judged on what the reader asks now, and not for a follow-up that
+        # leans on the previous turn ("What's the catch with going that route?": its words
+        # are conversation, not the book's); names the book never uses are still refused.
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                         query=req.question if req.history else query)
-        absent = _absent_names(req.question, hits, retriever, req.filters)
+                         query=None if context else question)
+        absent = _absent_names(question, hits, retriever, req.filters)
         if absent:
             return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
                             {"code": "not_mentioned", "names": absent[:3]})
@@ -84,8 +92,9 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             return _abstain(REFUSAL, verdict.confidence, hits)
         sources = hits
         if llm is None:
-            composed = extractive.compose(query, hits, retriever.embedder.embed_batch)
-            if not extractive.supported(composed, quantity_words(req.question)):
+            composed = extractive.compose(f"{query} {context}".strip(), hits,
+                                          retriever.embedder.embed_batch, req.page_url)
+            if not extractive.supported(composed, quantity_words(question)):
                 return _abstain(REFUSAL, min(verdict.confidence, 0.3), hits)
             text, sources = composed.text, composed.sources
         else:  # links removed, claims checked against the passages they cite
@@ -105,6 +114,19 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         return _abstain(text, verdict.confidence, hits)
     return {"answer": text, "citations": citations, "confidence": verdict.confidence,
             "low_confidence": False}
+
+
+def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
+    """The question and query with misspelt words respelt as the retrieved text spells
+    them (functions.names.respelled), and whether any was."""
+    from functions.names import apply_spelling, respelled
+    from functions.retrieval import chunk_text
+    from functions.tokens import common_words
+
+    fixes = respelled(question, [chunk_text(h) for h in hits], common_words)
+    if not fixes:
+        return question, query, False
+    return apply_spelling(question, fixes), apply_spelling(query, fixes), True
 
 
 def _absent_names(question: str, hits, retriever, filters) -> list[str]:

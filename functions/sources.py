@@ -11,7 +11,7 @@ from __future__ import annotations
 from functions.budget import approx_tokens, reserve
 from functions.citations import related_topics
 from functions.confidence import assess
-from functions.prompt import heuristic_standalone
+from functions.prompt import follow_up_context
 from functions.validation import ChatRequest
 
 MAX_SOURCES = 3
@@ -19,10 +19,11 @@ MAX_SOURCES = 3
 
 def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool) -> dict:
     """{"sources": [{title, url}]}: the best distinct sections, or [] when confidence is low."""
-    query = heuristic_standalone(req.question, req.history) if req.history else req.question
-    if paid:  # the query embedding, when embeddings are paid for
-        reserve(spend_cap, approx_tokens(query))
-    hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k)
+    context = follow_up_context(req.question, req.history)  # as /chat searches without a model
+    if paid:  # the query embeddings, when embeddings are paid for
+        reserve(spend_cap, approx_tokens(f"{req.question} {context}"))
+    hits = retriever.retrieve(req.question, req.page_url, req.filters, req.mode, req.top_k,
+                              context=context)
     verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                     query=query)
+                     query=None if context else req.question)
     return {"sources": related_topics(hits, MAX_SOURCES) if verdict.level == "ok" else []}
