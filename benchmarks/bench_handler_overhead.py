@@ -10,6 +10,7 @@ Prints p50/p95 of both and their ratio.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import random
@@ -36,7 +37,8 @@ WORDS = ("loop sensor encoder motor torque filter kalman gyroscope accelerometer
 
 
 class InstantEmbedder:
-    """Zero-latency: a fixed random unit vector per text, cached before timing starts."""
+    """Zero-latency: a fixed random unit vector per text (the same in every process), cached
+    before timing starts."""
 
     model_name, dimension = "bench-embedder", 384
 
@@ -45,7 +47,8 @@ class InstantEmbedder:
 
     def vector(self, text: str) -> list[float]:
         if text not in self.cache:
-            v = np.random.default_rng(abs(hash(text)) % 2**32).standard_normal(384)
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
+            v = np.random.default_rng(seed).standard_normal(384)
             self.cache[text] = (v / np.linalg.norm(v)).tolist()
         return self.cache[text]
 

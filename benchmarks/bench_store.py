@@ -16,7 +16,6 @@ mode (textbook-chat's embedded store before the engine) on the same points.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -31,29 +30,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_handler_overhead import WORDS, build  # noqa: E402
+from benchmarks.bench_handler_overhead import InstantEmbedder as FakeEmbedder  # noqa: E402
 
 COLLECTION = "bench"
-
-
-class FakeEmbedder:
-    """Deterministic across processes (a seed from the text's hash), zero cost once cached."""
-
-    model_name, dimension = "bench-embedder", 384
-
-    def __init__(self):
-        self.cache: dict[str, list[float]] = {}
-
-    def vector(self, text: str) -> list[float]:
-        if text not in self.cache:
-            import numpy as np
-
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
-            v = np.random.default_rng(seed).standard_normal(384)
-            self.cache[text] = (v / np.linalg.norm(v)).tolist()
-        return self.cache[text]
-
-    def embed_batch(self, texts):
-        return [self.vector(t) for t in texts]
 
 
 def rss_mb(kind: str = "VmRSS") -> float:

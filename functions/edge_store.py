@@ -25,7 +25,7 @@ from functions.contract import (
     SCHEMA_VERSION,
     SPARSE_VECTOR,
 )
-from functions.errors import ModelMismatchError, StoreUnavailableError
+from functions.errors import StoreUnavailableError
 from functions.query import query_body, rank
 from functions.search_types import SearchHit, SparseVec
 from functions.settings import Settings
@@ -230,9 +230,9 @@ class EdgeStore:
                 return StoreUnavailableError(
                     f"{self._where} was written by an older textbook-chat; {REINDEX} (its "
                     "vectors are kept: nothing is embedded again).")
-            return StoreUnavailableError(
-                f"The collection {self.collection!r} does not exist yet: run "
-                "`textbook-chat index DOCS_DIR` first.")
+            from functions.store import collection_missing
+
+            return collection_missing(self.collection)
         if meta and int(meta.get(META_FORMAT, 0)) > FORMAT:
             return StoreUnavailableError(  # not Unreadable: the indexer must not drop it
                 f"{self._where} was written by a newer textbook-chat ({meta.get(META_ENGINE)}); "
@@ -268,15 +268,10 @@ class EdgeStore:
                 self.notice = str(exc).replace(REINDEX, "rebuilding it now")
                 recreate = True
             else:
-                if meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension:
+                from functions.store import same_model
+
+                if same_model(self.collection, meta, model, dimension, recreate=False):
                     return False
-                raise ModelMismatchError(
-                    f"The collection {self.collection!r} was built with "
-                    f"{meta.get(META_MODEL)!r} ({meta.get(META_DIMENSION)} dimensions), but this "
-                    f"run uses {model!r} ({dimension}). Vectors of different models cannot be "
-                    "mixed: rerun with --recreate to rebuild the index with the new model, or "
-                    "set EMBEDDING_PROVIDER/EMBEDDING_MODEL back."
-                )
         self._create(model, dimension)
         return True
 

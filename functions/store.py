@@ -37,6 +37,25 @@ def unusable_path(path: Path, exc: OSError) -> StoreUnavailableError:
         detail=str(exc))
 
 
+def collection_missing(name: str) -> StoreUnavailableError:
+    return StoreUnavailableError(
+        f"The collection {name!r} does not exist yet: run `textbook-chat index DOCS_DIR` first.")
+
+
+def same_model(collection: str, meta: dict, model: str, dimension: int, recreate: bool) -> bool:
+    """Whether the collection was built with this model; another one is refused (the indexer
+    exits 2) unless the run rebuilds it (recreate)."""
+    if meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension:
+        return True
+    if not recreate:
+        raise ModelMismatchError(
+            f"The collection {collection!r} was built with {meta.get(META_MODEL)!r} "
+            f"({meta.get(META_DIMENSION)} dimensions), but this run uses {model!r} ({dimension}). "
+            "Vectors of different models cannot be mixed: rerun with --recreate to rebuild the "
+            "index with the new model, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL back.")
+    return False
+
+
 class QdrantStore:
     """One collection of a Qdrant server (or of a qdrant-client given to it): created with the
     model it was built for, synced point by point."""
@@ -75,10 +94,7 @@ class QdrantStore:
     def collection_meta(self) -> dict:
         try:
             if not self.client.collection_exists(self.collection):
-                raise StoreUnavailableError(
-                    f"The collection {self.collection!r} does not exist yet: run "
-                    "`textbook-chat index DOCS_DIR` first."
-                )
+                raise collection_missing(self.collection)
             info = self.client.get_collection(self.collection)
         except StoreUnavailableError:
             raise
@@ -94,19 +110,10 @@ class QdrantStore:
         from qdrant_client import models
 
         if self.exists():
-            meta = self.collection_meta()
-            same = meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension
-            if same and not recreate:
+            if same_model(self.collection, self.collection_meta(), model, dimension, recreate) \
+                    and not recreate:
                 self._index_payload()  # a collection made before an index was added gets it
                 return False
-            if not same and not recreate:
-                raise ModelMismatchError(
-                    f"The collection {self.collection!r} was built with "
-                    f"{meta.get(META_MODEL)!r} ({meta.get(META_DIMENSION)} dimensions), but this "
-                    f"run uses {model!r} ({dimension}). Vectors of different models cannot be "
-                    "mixed: rerun with --recreate to rebuild the index with the new model, or "
-                    "set EMBEDDING_PROVIDER/EMBEDDING_MODEL back."
-                )
             self.client.delete_collection(self.collection)
         self.client.create_collection(
             self.collection,
