@@ -44,7 +44,12 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, default_runtime  # noqa: E402
+from functions.embeddings.local import (  # noqa: E402
+    MAX_SEQ_LENGTH,
+    LocalMiniLM,
+    default_runtime,
+    window_spans,
+)
 from functions.tokens import count_tokens  # noqa: E402
 
 SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", ROOT.parent / "shared"))
@@ -237,7 +242,25 @@ def bench_window(chunks: list[str]) -> None:
           f"in the long chunks {np.mean([1 - body / pieces[i] for i in long] or [0]):.0%} each")
     if not long:
         return
-    win, trunc = model.embed_array(chunks), truncating.embed_array(chunks)
+    seconds: dict[str, list[float]] = {"windows": [], "truncate": []}
+    cpu: dict[str, list[float]] = {"windows": [], "truncate": []}
+    for _ in range(3):  # interleaved, warm: what the windows cost
+        for name, runner in (("windows", model), ("truncate", truncating)):
+            time.sleep(0.5)
+            started = time.process_time()
+            out, dt = timed(runner.embed_array, chunks)
+            seconds[name].append(dt)
+            cpu[name].append(time.process_time() - started)
+            if name == "windows":
+                win = out
+            else:
+                trunc = out
+    sequences = sum(len(window_spans(n, body, model.window_overlap)) for n in pieces)
+    print(f"embedding time ({model.runtime_label}, median of 3): windows "
+          f"{statistics.median(seconds['windows']):.1f} s ({sequences} sequences), truncate "
+          f"{statistics.median(seconds['truncate']):.1f} s ({len(chunks)}): windows/truncate wall "
+          f"{statistics.median(seconds['windows']) / statistics.median(seconds['truncate']):.2f}x, "
+          f"CPU {statistics.median(cpu['windows']) / statistics.median(cpu['truncate']):.2f}x")
     cos = np.sum(win[long] * trunc[long], axis=1)
     print(f"cosine windows vs truncate on long chunks: mean {cos.mean():.3f}, min {cos.min():.3f}")
     # queries from the part truncation drops (the last sentence) and from the part it keeps

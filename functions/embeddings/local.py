@@ -9,16 +9,23 @@ the Lambda package ships. Every path reproduces sentence-transformers' vectors a
 Measured by benchmarks/bench_embeddings.py.
 
 The model sees at most 256 wordpieces ([CLS] + 254 + [SEP], sentence-transformers'
-max_seq_length); chunks hold up to 512 cl100k tokens (~1.1 wordpieces each). Measured on the
-exported chunks of the sample book and the shared corpora: 34% of chunks pass the window and
-truncation drops 29% of all wordpieces, 41% of each long chunk. `long_text`:
+max_seq_length); chunks hold up to 512 cl100k tokens (~1.1 wordpieces each). On the 1,032
+exported chunks of the sample book and the two shared corpora, 28% of chunks pass the window and
+truncation drops 28% of all wordpieces, 41% of each long chunk. `long_text`:
 
 - "windows" (default): a text over the window is cut into the fewest evenly spaced windows of
   <= 254 wordpieces that overlap by >= 32; the unit vectors of the windows are averaged and
-  renormalised, so the whole chunk is represented. Retrieval by a sentence of a long chunk
-  (MRR): last sentence 0.30 -> 0.45, middle 0.45 -> 0.50, first sentence 0.44 -> 0.33.
+  renormalised, so the whole chunk is represented.
 - "truncate": keep the first 254 wordpieces, exactly what sentence-transformers does (this is
   what ../shared/data/minilm-reference.json holds for its long text).
+
+What the windows cost and buy, measured in one run (OpenVINO bf16, OMP_NUM_THREADS=1): embedding
+those chunks takes 1.41x the time of truncation (1.51x the CPU; 1,464 sequences instead of
+1,032); the eval questions of each book (benchmarks/bench_eval.py) find their section better with
+windows, MRR@10 hybrid 0.838 -> 0.856 (pai-ali), 0.827 -> 0.835 (pai-hassaan), 0.895 -> 0.902
+(sample); dense 0.744 -> 0.825, 0.739 -> 0.770, 0.827 -> 0.850; answers citing the expected
+section 0.767 -> 0.783, 0.717 -> 0.733, 0.844 -> 0.844. `index` with windows stays well under
+the time sentence-transformers needs to encode the same chunks (benchmarks/bench_embeddings.py).
 Both give identical vectors for texts within the window (see benchmarks/bench_embeddings.py).
 """
 
