@@ -93,7 +93,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         sources = hits
         if llm is None:
             composed = extractive.compose(f"{query} {context}".strip(), hits,
-                                          retriever.embedder.embed_batch)
+                                          retriever.embedder.embed_batch, req.page_url)
             if not extractive.supported(composed, quantity_words(question)):
                 return _abstain(REFUSAL, min(verdict.confidence, 0.3), hits)
             text, sources = composed.text, composed.sources

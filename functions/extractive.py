@@ -99,8 +99,11 @@ def _wanted(question: str) -> bool:
     return bool(_ASKS_FOR_SKIPPED.search(question))
 
 
-def _candidates(question: str, hits: Sequence[SearchHit]) -> tuple[list[Candidate],
-                                                                      list[SearchHit]]:
+def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None = None
+                ) -> tuple[list[Candidate], list[SearchHit]]:
+    from functions.retrieval import PAGE_BOOST, page_key
+
+    current = page_key(page_url)
     best = max((h.dense_score for h in hits), default=0.0)
     keep_skipped = _wanted(question)
     sources: list[SearchHit] = []
@@ -119,8 +122,11 @@ def _candidates(question: str, hits: Sequence[SearchHit]) -> tuple[list[Candidat
                 continue
             sources.append(part)
             page = str(part.payload.get("doc_title", ""))
-            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page,
-                              chunk=float(hit.dense_score)) for k in usable]
+            # the reader's own page counts more, as it does in retrieval
+            on_page = bool(current) and page_key(hit.payload.get("page_url")) == current
+            chunk = float(hit.dense_score) * (PAGE_BOOST if on_page else 1.0)
+            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk)
+                    for k in usable]
     return out, sources
 
 
@@ -244,9 +250,11 @@ def _render(c: Candidate, question: str) -> str:
 
 
 def compose(question: str, hits: Sequence[SearchHit],
-            embed: Callable[[list[str]], list[list[float]]] | None = None) -> Composed:
-    """The answer quoted from the hits (best first), or an empty text when nothing fits."""
-    cands, sources = _candidates(question, hits)
+            embed: Callable[[list[str]], list[list[float]]] | None = None,
+            page_url: str | None = None) -> Composed:
+    """The answer quoted from the hits (best first), or an empty text when nothing fits.
+    `page_url`: the reader's current page, whose blocks count more."""
+    cands, sources = _candidates(question, hits, page_url)
     if not cands:
         return Composed("", sources)
     _score(question, cands, embed)
