@@ -77,6 +77,12 @@ def unzipped(offline_package, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def qdrant_url():
+    with sample_book_rest() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def lambda_env(offline_package) -> dict:
     """The chat function's environment exactly as the template sets it, with the stand-in's
     URL for the placeholder one and no DynamoDB table (limits and records stay in process)."""
@@ -123,7 +129,7 @@ def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offl
 
 
 def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipped, lambda_env,
-                                                                          tmp_path):
+                                                                          qdrant_url, tmp_path):
     questions = {q["id"]: q for q in sample_questions()}
     unanswerable = sample_questions(answerable=False)[0]
     calls = [["chat", http_api_v2("/health", None, "GET", origin=ORIGIN)]]
@@ -135,9 +141,8 @@ def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipp
                   "selected_text": "A Gray code changes one bit between neighbouring positions, "
                                    "so a reading taken mid-transition is off by one step at most."},
                   origin=ORIGIN)]]
-    with sample_book_rest() as url:
-        out = invoke(unzipped, {**lambda_env, "QDRANT_URL": url, "QDRANT_COLLECTION": COLLECTION},
-                     calls, tmp_path)
+    out = invoke(unzipped, {**lambda_env, "QDRANT_URL": qdrant_url, "QDRANT_COLLECTION": COLLECTION},
+                 calls, tmp_path)
     assert out["site_packages_visible"] is False  # only the zip was importable
     assert not set(out["modules"]) & {"qdrant_client", "openai", "torch", "onnxruntime",
                                       "openvino", "boto3"}
@@ -156,14 +161,14 @@ def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipp
           + ", ".join(f"{r['ms']:.0f} ms" for r in out["responses"]))
 
 
-def test_the_model_guard_names_the_mode_an_openai_index_needs(unzipped, lambda_env, tmp_path):
+def test_the_model_guard_names_the_mode_an_openai_index_needs(unzipped, lambda_env, qdrant_url,
+                                                              tmp_path):
     calls = [["chat", http_api_v2("/health", None, "GET", origin=ORIGIN)],
              ["chat", http_api_v2("/chat", {"question": "What is a Gray code?"}, origin=ORIGIN)]]
-    with sample_book_rest() as url:
-        out = invoke(unzipped, {**lambda_env, "QDRANT_URL": url, "QDRANT_COLLECTION": OTHER_MODEL},
-                     calls, tmp_path)
+    out = invoke(unzipped, {**lambda_env, "QDRANT_URL": qdrant_url, "QDRANT_COLLECTION": OTHER_MODEL},
+                 calls, tmp_path)
     for r in out["responses"]:
         assert r["status"] == 503 and r["body"]["error"]["code"] == "model_mismatch", r
         message = r["body"]["error"]["message"]
         assert "'text-embedding-3-small'" in message and 'answers=openai' in message, message
-        assert "`answers: offline`" in message and url not in message
+        assert "`answers: offline`" in message and qdrant_url not in message
