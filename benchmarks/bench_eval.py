@@ -5,6 +5,13 @@ $TEXTBOOK_CHAT_CORPORA, else $TEXTBOOK_CHAT_SHARED/corpora, else ../shared/corpo
 checkout: index it with that site's settings and the embedded defaults (local MiniLM, local
 Qdrant in a temporary folder, default chunking), then run `eval` with hybrid, dense and sparse
 retrieval and the naive 512-token baseline (hybrid and dense), all in the same run.
+
+`--fake-model`: the answers come from the model path instead of the offline one. The fake
+OpenAI-compatible server of tests/fakes starts on 127.0.0.1 (an ephemeral port) in passage mode
+(it answers from the passages it is given and rewrites a follow-up by joining the previous
+question), and every question goes through POST /chat's answer path with the OpenAI client
+pointed at it over HTTP (rewrite, answer, claim check); embeddings stay local MiniLM. The
+server stops when the run ends.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,8 +187,9 @@ def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
 
 
 def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None,
-                 cache: Path | None = None) -> dict:
-    """{label: summary} for every run on one corpus, indexed afresh in workdir."""
+                 cache: Path | None = None, model_url: str | None = None) -> dict:
+    """{label: summary} for every run on one corpus, indexed afresh in workdir. `model_url`:
+    the base URL of an OpenAI-compatible server answering instead of the offline path."""
     from functions.store import QdrantStore
     from indexer.evaluate.runner import run_eval
 
@@ -193,14 +202,29 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
         indexed = index_corpus(corpus, store, embedder, options)
         print(f"  {corpus.name}: {indexed['chunks']} chunks from {indexed['files']} files in "
               f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
+        answering = settings if model_url is None else settings.with_(
+            chat_provider="openai", openai_api_key="fake-model", openai_base_url=model_url)
         results = {}
         for label, mode, baseline in runs:
-            run = run_eval(questions, settings, mode=mode, baseline=baseline,
+            run = run_eval(questions, answering, mode=mode, baseline=baseline,
                            embedder=embedder, store=store)
             results[label] = run.summary
         return results
     finally:
         store.close()
+
+
+@contextmanager
+def _fake_model(wanted: bool):
+    """The base URL of the fake OpenAI-compatible server in passage mode while the run lasts
+    (None when not wanted)."""
+    if not wanted:
+        yield None
+        return
+    from tests.fakes.openai_server import FakeOpenAI, passage_responder
+
+    with FakeOpenAI(responder=passage_responder) as server:
+        yield server.base_url
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                              f"{','.join(r[0] for r in RUNS)})")
     parser.add_argument("--misses", action="store_true",
                         help="also print every miss of the hybrid run with the answer shown")
+    parser.add_argument("--fake-model", action="store_true",
+                        help="answer with the model path against the fake OpenAI-compatible "
+                             "server of tests/fakes in passage mode (see above)")
     parser.add_argument("--cache", type=lambda v: Path(v) if v else None, default=DEFAULT_CACHE,
                         help=f"embedding cache folder (default {DEFAULT_CACHE}; '' for none)")
     args = parser.parse_args(argv)
@@ -222,10 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no corpora with docs/ and a question file under {root}", file=sys.stderr)
         return 2
     table: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp:
+    runs = tuple(r for r in RUNS if r[0] in args.runs.split(","))
+    with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp, \
+            _fake_model(args.fake_model) as model_url:
         for corpus in found:
-            runs = tuple(r for r in RUNS if r[0] in args.runs.split(","))
-            table[corpus.name] = bench_corpus(corpus, Path(tmp), runs=runs, cache=args.cache)
+            table[corpus.name] = bench_corpus(corpus, Path(tmp), runs=runs, cache=args.cache,
+                                              model_url=model_url)
+    answers = "the fake model's answers" if args.fake_model else "the answers shown"
     if args.json:
         print(json.dumps(table, indent=2))
         return 0
@@ -233,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n== {name}")
         print(comparison_table(runs))
         if args.misses and "hybrid" in runs:
-            print(to_table(runs["hybrid"], f"{name}: hybrid, the answers shown"))
+            print(to_table(runs["hybrid"], f"{name}: hybrid, {answers}"))
         gaps = target_gaps(runs)
         print("targets: " + ("all met" if not gaps else "; ".join(gaps)))
     return 0
