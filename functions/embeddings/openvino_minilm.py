@@ -8,6 +8,7 @@ vectors at cosine >= 0.999 (tests/functions/test_embeddings_runtimes.py).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -103,9 +104,16 @@ class OpenVINOEncoder:
         config = {"INFERENCE_PRECISION_HINT": self.precision, "PERFORMANCE_HINT": "LATENCY",
                   "INFERENCE_NUM_THREADS": threads or default_threads()}
         self.compiled = core.compile_model(build_model(weights, num_heads, eps), "CPU", config)
-        self.request = self.compiled.create_infer_request()
+        self._local = threading.local()  # an infer request serves one call at a time
         self.batch_size = batch_size
         self.batch_tokens = batch_tokens  # padded tokens per run: bounds the attention's memory
+
+    def _request(self):
+        """This thread's infer request (serve answers on several threads at once)."""
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self.compiled.create_infer_request()
+        return request
 
     def embed(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """(len(sequences), H) float32 unit vectors, in order. Each sequence is [CLS] ... [SEP]."""
@@ -121,7 +129,7 @@ class OpenVINOEncoder:
             for row, idx in enumerate(batch):
                 ids[row, :len(sequences[idx])] = sequences[idx]
                 mask[row, :len(sequences[idx])] = 1
-            pooled = self.request.infer({"input_ids": ids, "attention_mask": mask})["pooled"]
+            pooled = self._request().infer({"input_ids": ids, "attention_mask": mask})["pooled"]
             if out is None:
                 out = np.empty((len(sequences), pooled.shape[1]), dtype=np.float32)
             out[batch] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
