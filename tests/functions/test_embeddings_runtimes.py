@@ -10,17 +10,11 @@ import numpy as np
 import pytest
 
 from functions.embeddings.local import RUNTIMES, LocalMiniLM, default_runtime
+from tests.functions.test_embeddings_local import TEXTS as SHORT_TEXTS
 from tests.shared import shared_dir
 
 REFERENCE = shared_dir() / "data" / "minilm-reference.json"
-TEXTS = [
-    "Forward kinematics maps joint angles to the pose of the gripper.",
-    "How do I add a sidebar to my site?",
-    "",
-    "x",
-    "def f(x):\n    return x ** 2",
-    "A ROS 2 node publishes sensor messages on a topic. " * 40,  # past the 256 window
-]
+TEXTS = [*SHORT_TEXTS, "A ROS 2 node publishes sensor messages on a topic. " * 40]  # past 256
 HAS_OPENVINO = importlib.util.find_spec("openvino") is not None
 NO_OPENVINO = "the openvino package is not installed (pip install openvino; CI installs it)"
 
