@@ -31,13 +31,46 @@ _ABBREVIATIONS = {
     "dollar": {"$", "usd"}, "cost": {"$", "usd", "€"}, "price": {"$", "usd", "€"},
     "frequency": {"hz", "khz"}, "latency": {"ms"}, "delay": {"ms"},
 }
+# The units that state an asked quantity ("what sample rate" is answered in Hz, not by any
+# number near the words); nouns not listed (value, size, number, range) take any number.
+_UNITS_OF = {
+    "rate": {"rate", "hz", "khz", "mhz", "fps", "per", "%", "percent"},
+    "frequency": {"frequency", "hz", "khz", "mhz", "ghz"},
+    "latency": {"latency", "ms", "millisecond", "second", "µs", "microsecond"},
+    "delay": {"delay", "ms", "millisecond", "second", "µs", "microsecond"},
+    "cost": {"cost", "$", "usd", "€", "£", "dollar"},
+    "price": {"price", "$", "usd", "€", "£", "dollar"},
+    "weight": {"weight", "kg", "g", "lb", "gram", "kilogram"},
+    "height": {"height", "m", "cm", "mm", "meter", "metre", "tall"},
+    "length": {"length", "m", "cm", "mm", "meter", "metre", "long"},
+    "voltage": {"voltage", "v", "volt"},
+    "speed": {"speed", "m/s", "km/h", "mph", "rpm"},
+    "percentage": {"%", "percent", "percentage"},
+    "accuracy": {"%", "percent", "accuracy"},
+    "duration": {"duration", "s", "ms", "second", "minute", "hour", "min", "day"},
+    "bandwidth": {"bandwidth", "mbps", "gbps", "kbps", "mb/s"},
+}
+_UNIT_WORDS = frozenset({
+    "second", "millisecond", "microsecond", "minute", "hour", "day", "step", "cycle", "tick",
+    "frame", "sample", "meter", "metre", "centimeter", "millimeter", "kilometer", "degree",
+    "radian", "hertz", "hz", "khz", "mhz", "ghz", "ms", "s", "m", "cm", "mm", "kg", "gram",
+    "kilogram", "watt", "w", "volt", "v", "amp", "percent", "%", "byte", "gb", "mb", "tb",
+    "dollar", "euro", "fps", "rpm", "iteration", "epoch", "episode",
+})
+_IN_UNITS = re.compile(r"\bin ((?:[a-z%]+)(?:(?:,\s*|\s+or\s+|\s+and\s+)[a-z%]+)*)\s*[,?.]",
+                       re.I)
+_COMPARISON = re.compile(r"\b(?:trade-?offs?|versus|vs\.?|compared?|comparison|difference|"
+                         r"relationship|affects?)\b", re.I)
 _NUMBER_LINE = re.compile(
     r"[^\n.;]*(?:\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
     r"hundred|thousand)\b)[^\n;]*", re.I)
 
 
 def asks_quantity(question: str) -> bool:
-    return bool(_QUANTITY.search(question))
+    if _HOW_MANY.search(question):
+        return True
+    # "what is the speed versus accuracy trade-off" asks for a comparison, not a number
+    return bool(_QUANTITY.search(question)) and not _COMPARISON.search(question)
 
 
 def quantity_words(question: str) -> set[str] | None:
@@ -46,13 +79,38 @@ def quantity_words(question: str) -> set[str] | None:
     → hour, h, hr…); an empty set when any number will do ("how long", "how tall")."""
     if not asks_quantity(question):
         return None
+    stated = _stated_units(question)
+    if stated:  # "how long …, in steps or seconds?": a number of one of those
+        return stated
     match = _HOW_MANY.search(question)
-    if match is None:  # "what value/rate/size…": any number in the quote will do
-        return set()
+    if match is None:  # "what sample rate …": a number with a unit of rates; "what value …": any
+        asked = _ASKED.search(question)
+        noun = asked.group(0).lower().rstrip("s") if asked else ""
+        return _with_units(_UNITS_OF.get(noun, set()))
     words = set(terms(match.group(1)))
     for word in list(words):
         words |= _ABBREVIATIONS.get(word, set())
     return words
+
+
+def _with_units(words: set[str]) -> set[str]:
+    out = set()
+    for word in words:
+        out |= set(terms(word)) if word.isalpha() and len(word) > 4 else {word}
+        out |= _ABBREVIATIONS.get(word, set())
+    return out
+
+
+def _stated_units(question: str) -> set[str]:
+    """The units a question names for its answer ("in steps or seconds", "in milliseconds")."""
+    match = _IN_UNITS.search(question)
+    if match is None:
+        return set()
+    named = [w for w in re.split(r",\s*|\s+(?:or|and)\s+|\s+", match.group(1).lower()) if w]
+    units = {w.rstrip("s") if w.rstrip("s") in _UNIT_WORDS else w for w in named}
+    if not units or not units <= _UNIT_WORDS:
+        return set()
+    return _with_units(units)
 
 
 def states_quantity(text: str, words: set[str]) -> bool:

@@ -82,8 +82,17 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         # Word coverage is judged on what the reader asks now, and not for a follow-up that
         # leans on the previous turn ("What's the catch with going that route?": its words
         # are conversation, not the book's); names the book never uses are still refused.
+        import os
+        _v = os.environ.get("FU2_VARIANT", "")
+        _leans = bool(context or follow_up_context(req.question, req.history))
+        if _v == "A":
+            _q = None if _leans else question
+        elif _v == "B":
+            _q = (query if llm is not None else None) if _leans else question
+        else:
+            _q = None if context else question
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                         query=None if context else question)
+                         query=_q)
         absent = _absent_names(question, hits, retriever, req.filters)
         if absent:
             return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
@@ -92,9 +101,11 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             return _abstain(REFUSAL, verdict.confidence, hits)
         sources = hits
         if llm is None:
+            quantity = quantity_words(question)
             composed = extractive.compose(f"{query} {context}".strip(), hits,
-                                          retriever.embedder.embed_batch, req.page_url)
-            if not extractive.supported(composed, quantity_words(question)):
+                                          retriever.embedder.embed_batch, req.page_url,
+                                          quantity)
+            if not extractive.supported(composed, quantity):
                 return _abstain(REFUSAL, min(verdict.confidence, 0.3), hits)
             text, sources = composed.text, composed.sources
         else:  # links removed, claims checked against the passages they cite

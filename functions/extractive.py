@@ -35,6 +35,7 @@ WEAK_SOURCE = 0.5  # no block from a chunk whose similarity is under half the be
 BLOCK_WEIGHTS = (0.7, 0.3, 0.5)  # (block cosine, term coverage, chunk cosine)
 RANK_STEP = 0.02
 SECOND_BLOCK = 0.05  # a block from another section joins when it scores within this of the best
+QUANTITY_MARGIN = 0.08  # how much less relevant a block stating the asked number may be
 MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
 MAX_LIST_ITEMS = 12
 MAX_CODE_LINES = 30
@@ -130,8 +131,8 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
     return out, sources
 
 
-def _shown(c: Candidate) -> str:
-    """The words a reader would see for this block: with its lead-in or the block it
+def _shown_markdown(c: Candidate) -> str:
+    """The Markdown a reader would see for this block: with its lead-in or the block it
     announces, as _render quotes it."""
     parts = [c.block.text]
     lead, follow = _lead_in(c), _follow_on(c)
@@ -139,7 +140,11 @@ def _shown(c: Candidate) -> str:
         parts.insert(0, lead.text)
     if follow is not None:
         parts.append(follow.text)
-    return plain("\n".join(parts))
+    return "\n".join(parts)
+
+
+def _shown(c: Candidate) -> str:
+    return plain(_shown_markdown(c))
 
 
 def _score(question: str, cands: list[Candidate], embed) -> None:
@@ -251,14 +256,23 @@ def _render(c: Candidate, question: str) -> str:
 
 def compose(question: str, hits: Sequence[SearchHit],
             embed: Callable[[list[str]], list[list[float]]] | None = None,
-            page_url: str | None = None) -> Composed:
+            page_url: str | None = None, quantity: set[str] | None = None) -> Composed:
     """The answer quoted from the hits (best first), or an empty text when nothing fits.
-    `page_url`: the reader's current page, whose blocks count more."""
+    `page_url`: the reader's current page, whose blocks count more. `quantity`: for a
+    question asking for a number (functions.answer_checks.quantity_words), a block that
+    states it is preferred to a slightly better one that does not."""
+    from functions.answer_checks import states_quantity
+
     cands, sources = _candidates(question, hits, page_url)
     if not cands:
         return Composed("", sources)
     _score(question, cands, embed)
     ranked = sorted(cands, key=lambda c: -c.score)
+    if quantity is not None:
+        stating = [c for c in ranked
+                   if states_quantity(plain_lines(_shown_markdown(c)), quantity)]
+        if stating and stating[0].score >= ranked[0].score - QUANTITY_MARGIN:
+            ranked = stating
     best = ranked[0]
     parts = [best]
     seen = plain(best.block.text)

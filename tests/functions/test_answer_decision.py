@@ -106,6 +106,19 @@ def test_quantity_questions_need_a_number_of_their_unit():
     assert not states_quantity("It warns at 10 percent.", hours)
     assert states_quantity("The delay is 50 ms.", quantity_words("How many milliseconds?"))
     assert quantity_words("What is the loop?") is None
+    # an asked rate is answered in a rate's units, not by any number near the words
+    rate = quantity_words("At what sample rate should I record audio?")
+    assert states_quantity("Record at 16 kHz.", rate)
+    assert not states_quantity("self.mics = [(0, 0), (0.1, 0)]", rate)
+    assert states_quantity("Whisper reaches a 5% error rate.",
+                           quantity_words("What word error rate does Whisper reach?"))
+    # units the question names are the ones that count
+    horizon = quantity_words("How long a horizon, in steps or seconds, should MPC use?")
+    assert states_quantity("a horizon of 20 steps", horizon)
+    assert not states_quantity("update_rate: 1000  # Hz", horizon)
+    assert quantity_words("How long does it take in ROS?") == set()  # ROS is no unit
+    # a comparison is not a number
+    assert quantity_words("What is the speed versus accuracy trade-off of the models?") is None
 
 
 def test_refusals_carry_their_case_for_the_widget(client):

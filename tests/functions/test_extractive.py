@@ -154,6 +154,21 @@ def test_quantity_question_needs_a_number_of_that_unit():
     assert supported(words, quantity_words("How many modules does the course have?"))
 
 
+def test_a_quantity_question_prefers_the_block_that_states_it():
+    from functions.answer_checks import quantity_words
+
+    content = ("The battery thresholds decide when the robot saves power.\n\n"
+               "The power manager lowers the clock when the battery gets low, so the robot "
+               "keeps walking longer on the battery.\n\n"
+               "- critical: 10 percent\n- low: 20 percent")
+    question = "At what battery percentage does the power manager go low?"
+    quantity = quantity_words(question)
+    plain_pick = compose(question, [hit(content)])
+    picked = compose(question, [hit(content)], quantity=quantity)
+    assert "20 percent" in picked.text and supported(picked, quantity)
+    assert "20 percent" not in plain_pick.text  # without the rule the prose wins
+
+
 def test_blocks_keep_lists_tables_and_components_apart():
     kinds = [(b.kind, b.noise) for b in split_blocks(
         "Intro:\n- a\n\n- b\n\n| x |\n|---|\n\n<Quiz\n  q=\"x\"\n/>\n\nNext: Motors →")]
