@@ -53,10 +53,10 @@ MAX_ANSWERABLE_FLAGGED = 0.10
 # What today's code measured (answers citing / answerable refused / unanswerable refused,
 # hybrid, main + extra question files): the floors tests/test_corpora_benchmark.py keeps.
 FLOORS = {
-    "pai-ali": {"answer_cites_expected": 0.75, "abstain_unanswerable": 0.85,
-                "abstain_answerable_max": 0.15},
-    "pai-hassaan": {"answer_cites_expected": 0.55, "abstain_unanswerable": 0.75,
-                    "abstain_answerable_max": 0.20},
+    "pai-ali": {"answer_cites_expected": 0.80, "abstain_unanswerable": 0.85,
+                "abstain_answerable_max": 0.12},
+    "pai-hassaan": {"answer_cites_expected": 0.75, "abstain_unanswerable": 0.80,
+                    "abstain_answerable_max": 0.13},
     "textbook": {"answer_cites_expected": 0.80, "abstain_unanswerable": 0.85,
                  "abstain_answerable_max": 0.07},
 }
