@@ -19,7 +19,7 @@ import pytest
 
 from tests.functions.events import http_api_v2
 from tests.functions.sample_rest import COLLECTION, OTHER_MODEL, sample_book_rest, sample_questions
-from tests.functions.test_serverless import serverless_package
+from tests.functions.test_serverless import assert_lints_clean, serverless_package
 
 pytestmark = pytest.mark.slow
 
@@ -110,6 +110,10 @@ def test_the_template_runs_offline_and_reads_no_openai_key(offline_package, lamb
         assert variables["CHAT_PROVIDER"] == "extractive"
         assert variables["OPENAI_API_KEY_SSM"] == ""  # functions/ssm.py reads no key
         assert "OPENAI_API_KEY" not in variables
+
+
+def test_the_offline_template_lints_clean(offline_package):
+    assert_lints_clean(offline_package)
 
 
 def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offline_package):
