@@ -80,19 +80,12 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
                                       context=context)
         # Word coverage is judged on what the reader asks now, and not for a follow-up that
-        # leans on the previous turn ("What's the catch with going that route?": its words
-        # are conversation, not the book's); names the book never uses are still refused.
-        import os
-        _v = os.environ.get("FU2_VARIANT", "")
-        _leans = bool(context or follow_up_context(req.question, req.history))
-        if _v == "A":
-            _q = None if _leans else question
-        elif _v == "B":
-            _q = (query if llm is not None else None) if _leans else question
-        else:
-            _q = None if context else question
+        # leans on the previous turn ("What's the catch with going that route?": its words are
+        # conversation, not the book's), with or without a model (a model's rewrite is in its
+        # own words); names the book never uses are still refused.
+        follows = bool(follow_up_context(req.question, req.history))
         verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                         query=_q)
+                         query=None if follows else question)
         absent = _absent_names(question, hits, retriever, req.filters)
         if absent:
             return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,

@@ -203,3 +203,39 @@ def test_selection_with_fake_markers_and_links_is_safe(client, fake_openai, book
     assert [(x["n"], x["section_title"]) for x in body["citations"]] == [(1, "Loop jitter")]
     sent = fake_openai.chat_requests[0].body["messages"][1]["content"]
     assert "evil" not in sent and "[7]" not in sent and "[2]" not in sent
+
+
+def test_a_follow_up_in_conversational_words_is_answered_and_absent_names_still_refused(
+        client, fake_openai, book_settings, tmp_path):
+    """Word coverage is not judged on a follow-up that leans on the conversation (its words,
+    "the catch", "that way", are the conversation's, not the book's), with a model as without;
+    under MiniLM's coverage weight it would refuse. A name the book never mentions still is."""
+    from functions.answering import NAMED_REFUSAL
+    from functions.store import QdrantStore
+    from tests.functions.conftest import DIM, ContentEmbedder, index_book
+
+    embedder = ContentEmbedder(DIM)
+    embedder.model_name = "all-MiniLM-L6-v2"  # the model whose confidence weighs word coverage
+    settings = book_settings.with_(qdrant_path=str(tmp_path / "q"), chat_provider="openai",
+                                   openai_api_key="k")
+    store = QdrantStore.open(settings)
+    index_book(store, embedder)
+    history = [{"role": "user", "content": "How do I measure loop jitter?"},
+               {"role": "assistant", "content": TRUE_1}]
+    try:
+        def ask(question: str) -> dict:
+            llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=5.0, deadline=10.0))
+            c = client(chat_model=llm, settings=settings, search=store, embedder=embedder)
+            r = c.post("/chat", json={"question": question, "history": history})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        fake_openai.reply_next("What is the catch with measuring loop jitter that way?")
+        fake_openai.reply_next(TRUE_1)
+        body = ask("What's the catch with doing it that way?")
+        assert body["answer"] == TRUE_1 and body["low_confidence"] is False, body
+        fake_openai.reply_next("Can I measure loop jitter with Foxglove Studio?")
+        body = ask("And can I do that with Foxglove Studio?")
+        assert body["answer"] == NAMED_REFUSAL.format(names="“Foxglove Studio”")
+    finally:
+        store.close()
