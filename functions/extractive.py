@@ -35,6 +35,8 @@ WEAK_SOURCE = 0.5  # no block from a chunk whose similarity is under half the be
 BLOCK_WEIGHTS = (0.7, 0.3, 0.5)  # (block cosine, term coverage, chunk cosine)
 RANK_STEP = 0.02
 SECOND_BLOCK = 0.05  # a block from another section joins when it scores within this of the best
+COVER_MARGIN = 0.15  # a block covering the question's other terms may be this much weaker
+COVER_GAIN = 0.2  # … when it holds this share (by weight) of the terms the best one lacks
 QUANTITY_MARGIN = 0.08  # how much less relevant a block stating the asked number may be
 MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
 MAX_LIST_ITEMS = 12
@@ -68,6 +70,7 @@ class Candidate:
     title: str
     page: str = ""  # the page title: a block is read under "page > heading", as it was indexed
     chunk: float = 0.0  # the cosine of the question and the chunk the block came from
+    found: dict[str, float] = field(default_factory=dict)  # question terms held: their weight
     lex: float = 0.0
     sem: float = 0.0
     score: float = 0.0
@@ -156,7 +159,8 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
     weight = {t: math.log(1 + n / (1 + sum(t in ts for ts in texts))) for t in wanted}
     total = sum(weight.values()) or 1.0
     for c, ts in zip(cands, texts, strict=True):
-        c.lex = sum(weight[t] for t in wanted & ts) / total
+        c.found = {t: weight[t] / total for t in wanted & ts}
+        c.lex = sum(c.found.values())
     if embed is not None and cands:
         vectors = embed([question] + [f"{c.page} > {c.title}: {text[:EMBED_CHARS]}"
                                       for c, text in zip(cands, shown, strict=True)])
@@ -276,15 +280,17 @@ def compose(question: str, hits: Sequence[SearchHit],
     best = ranked[0]
     parts = [best]
     seen = plain(best.block.text)
-    for c in ranked[1:]:
-        if c.score < best.score - SECOND_BLOCK:
-            break
-        text = plain(c.block.text)
-        if text in seen or seen in text:
-            continue  # the same words quoted from another page
-        if sources[c.source].payload.get("url") != sources[best.source].payload.get("url"):
-            parts.append(c)
-            break
+    url = sources[best.source].payload.get("url")
+    others = [c for c in ranked[1:] if sources[c.source].payload.get("url") != url
+              and plain(c.block.text) not in seen and seen not in plain(c.block.text)]
+    # the block that covers what the question asks and the best one leaves out ("how do
+    # reliability and durability differ": the durability section), else one nearly as good
+    covering = [c for c in others if c.score >= best.score - COVER_MARGIN
+                and sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN]
+    if covering:
+        parts.append(covering[0])
+    elif others and others[0].score >= best.score - SECOND_BLOCK:
+        parts.append(others[0])
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)
     return Composed(text, sources, best.lex, best.sem)

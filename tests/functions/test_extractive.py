@@ -142,6 +142,21 @@ def test_a_close_second_block_from_another_section_joins():
     assert text.count("[") == 2
 
 
+def test_a_second_section_joins_for_what_the_first_leaves_out():
+    reliability = hit("The reliability policy decides whether lost messages are sent again: "
+                      "reliable retransmits them, best effort drops them.",
+                      "reliability", "Reliability", dense=0.8)
+    durability = hit("The durability policy decides whether a subscriber that joins late gets "
+                     "the messages published before it joined.", "durability", "Durability",
+                     dense=0.6, pid=2)
+    history = hit("The reliability of a message also depends on the network, and lost "
+                  "messages are sent again only by reliable publishers.", "network", "Network",
+                  dense=0.7, pid=3)
+    question = "How do the reliability and the durability policies differ?"
+    text, cites = shown(question, [reliability, history, durability])
+    assert [c["section_title"] for c in cites] == ["Reliability", "Durability"]
+
+
 def test_quantity_question_needs_a_number_of_that_unit():
     content = "The battery warns at 10 percent and shuts down the arms at 5 percent."
     composed = compose("How many hours can it run on one charge?", [hit(content)])
