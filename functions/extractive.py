@@ -198,14 +198,28 @@ def _trim_paragraph(text: str, question: str) -> str:
     return " ".join(sents[start : start + 3])
 
 
-def _trim_block(block: TextBlock) -> str:
+def _code_window(lines: list[str], question: str) -> str:
+    """A long code block cut to the MAX_CODE_LINES lines around the line that holds most
+    of the question's terms, with "…" where lines were left out."""
+    body = lines[1:-1]
+    wanted = set(terms(question))
+    hits = [len(wanted & set(terms(ln))) for ln in body]
+    best = max(range(len(body)), key=lambda k: (hits[k], -k)) if hits else 0
+    start = max(0, min(best - MAX_CODE_LINES // 4, len(body) - MAX_CODE_LINES))
+    window = body[start : start + MAX_CODE_LINES]
+    before = ["…"] if start > 0 else []
+    after = ["…"] if start + MAX_CODE_LINES < len(body) else []
+    return "\n".join([lines[0], *before, *window, *after, lines[-1]])
+
+
+def _trim_block(block: TextBlock, question: str = "") -> str:
     lines = block.text.split("\n")
     if block.kind in ("list", "definition"):
         items = [k for k, ln in enumerate(lines) if _BULLET.match(ln)]
         if len(items) > MAX_LIST_ITEMS:
             return "\n".join(lines[: items[MAX_LIST_ITEMS]]).rstrip()
     if block.kind == "code" and len(lines) > MAX_CODE_LINES + 2:
-        return "\n".join(lines[: MAX_CODE_LINES + 1] + ["…", lines[-1]])
+        return _code_window(lines, question)
     if block.kind == "table" and len(lines) > MAX_TABLE_ROWS + 2:
         return "\n".join(lines[: MAX_TABLE_ROWS + 2])
     return block.text
@@ -244,11 +258,11 @@ def _follow_on(c: Candidate) -> TextBlock | None:
 def _render(c: Candidate, question: str) -> str:
     n = c.source + 1
     lead, follow = _lead_in(c), _follow_on(c)
-    body = strip_markers(_trim_block(c.block))
+    body = strip_markers(_trim_block(c.block, question))
     if c.block.kind == "paragraph":
         body = _trim_paragraph(body, question)
         if follow is not None:
-            return _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow))
+            return _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow, question))
         if lead is not None:
             return strip_markers(lead.text) + " " + _cite_prose(body, n)
         return _cite_prose(body, n)

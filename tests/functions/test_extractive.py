@@ -116,6 +116,19 @@ def test_a_pronoun_led_paragraph_brings_the_one_before():
     assert text.endswith("clamp the integral term [1].")
 
 
+def test_a_long_code_block_shows_the_lines_the_question_asks_about():
+    filler = "\n".join(f"  joint_{k}: {{kp: 1.0}}" for k in range(60))
+    content = ("The controllers are configured in YAML.\n\n```yaml\ncontrollers:\n" + filler +
+               "\nbalance_controller:\n  com_height: 0.8  # m\n  rate: 500\n```")
+    question = "What reference CoM height does the balance controller use?"
+    text, _ = shown(question, [hit(content)])
+    assert "com_height: 0.8" in text and "joint_0:" not in text
+    assert text.count("…") == 1 and text.rstrip().endswith("```")
+    from functions.answer_checks import quantity_words
+
+    assert supported(compose(question, [hit(content)]), quantity_words(question))
+
+
 def test_a_long_paragraph_is_cut_to_whole_sentences():
     filler = " ".join(f"Sentence {i} talks about something unrelated to motors." for i in range(20))
     content = filler + " Stepper motors hold position without feedback. " + filler
