@@ -194,7 +194,7 @@ def bench_index(target: int, rounds: int) -> None:
         print(f"== index vs sentence-transformers: a book of {len(texts)} chunks, "
               f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
         print(about)
-        command = [sys.executable, "-m", "indexer.cli", "index", str(docs)]
+        command = [sys.executable, "-m", "textbook_chat_cli", "index", str(docs)]
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "QDRANT_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL")}
         index_s: list[float] = []

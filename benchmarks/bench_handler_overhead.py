@@ -91,9 +91,9 @@ def main(argv=None) -> int:
     from mangum import Mangum
 
     from functions.app import create_app
-    from functions.cli_commands import api_gateway_event
     from functions.deps import Deps
     from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
+    from textbook_chat_cli.events import api_gateway_event
 
     class NoFeedback:
         def record_answer(self, *a):

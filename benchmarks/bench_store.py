@@ -57,11 +57,11 @@ def child(path: str, requests: int, engine: str) -> dict:
     from mangum import Mangum
 
     from functions.app import create_app
-    from functions.cli_commands import api_gateway_event
     from functions.deps import Deps
     from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
     from functions.settings import Settings
     from functions.store import QdrantStore
+    from textbook_chat_cli.events import api_gateway_event
 
     class NoFeedback:
         def record_answer(self, *a):

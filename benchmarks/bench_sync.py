@@ -51,10 +51,10 @@ class HashEmbedder:
 
 def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
     """The no-op re-sync as the author runs it, against a bare interpreter start."""
-    from indexer.commands import _default_index_args, index_docs
+    from indexer.job import index_docs, resolve_job
 
     settings = Settings(qdrant_path=str(qdrant))
-    index_docs(_default_index_args(docs), settings, embedder=HashEmbedder(), say=lambda _: None)
+    index_docs(resolve_job(docs), settings, embedder=HashEmbedder(), say=lambda _: None)
     env = {**os.environ, "QDRANT_PATH": str(qdrant), "PYTHONPATH": str(ROOT),
            "OMP_NUM_THREADS": "1"}
     for name in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION", "EMBEDDING_PROVIDER"):
@@ -74,7 +74,7 @@ def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
             raise SystemExit(f"{argv} failed:\n{out.stderr}")
         return wall, now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime, out.stdout
 
-    index = [sys.executable, "-m", "indexer.cli", "index", str(docs), "--json"]
+    index = [sys.executable, "-m", "textbook_chat_cli", "index", str(docs), "--json"]
     bare, cmd, cpu = [], [], []
     for _ in range(runs):
         bare.append(run([sys.executable, "-c", "pass"])[0])

@@ -14,34 +14,10 @@ from dataclasses import dataclass, field
 
 from functions.contract import Chunk, chunk_id, content_hash
 from functions.tokens import encoding
-from indexer.model import Document, Section
+from indexer.model import ChunkOptions, Document, Section
 from indexer.splitting import PROSE, SEP, Item, clean, count, joint, pack, size, split_block
 
 ROOT = -1  # parent index of the page's top-level sections
-
-
-@dataclass(frozen=True)
-class ChunkOptions:
-    """Chunking limits (tokens of cl100k_base) and the heading levels that start a section."""
-
-    split_levels: tuple[int, ...] = (2, 3, 4)
-    max_tokens: int = 512
-    min_tokens: int = 25
-    overlap_tokens: int = 50
-
-    def __post_init__(self) -> None:
-        levels = tuple(sorted(set(self.split_levels)))
-        if not levels or any(level not in range(2, 7) for level in levels):
-            raise ValueError(f"split_levels must be heading levels 2..6, got {self.split_levels}")
-        object.__setattr__(self, "split_levels", levels)
-        if self.max_tokens < 64:
-            raise ValueError(f"max_tokens must be at least 64, got {self.max_tokens}")
-        if not 0 <= self.min_tokens <= self.max_tokens:
-            raise ValueError(f"min_tokens must be between 0 and max_tokens, got {self.min_tokens}")
-        if not 0 <= self.overlap_tokens <= self.max_tokens // 2:
-            raise ValueError(
-                f"overlap_tokens must be between 0 and max_tokens/2, got {self.overlap_tokens}"
-            )
 
 
 @dataclass

@@ -41,7 +41,7 @@ class Document:
     tags: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SiteSettings:
     """The Docusaurus settings that decide routes and ids."""
 
@@ -62,3 +62,36 @@ class ParseProblem(Exception):
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line else self.source
         return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Chunking limits (tokens of cl100k_base) and the heading levels that start a section."""
+
+    split_levels: tuple[int, ...] = (2, 3, 4)
+    max_tokens: int = 512
+    min_tokens: int = 25
+    overlap_tokens: int = 50
+
+    def __post_init__(self) -> None:
+        levels = tuple(sorted(set(self.split_levels)))
+        if not levels or any(level not in range(2, 7) for level in levels):
+            raise OptionError("split_levels",
+                              f"split_levels must be heading levels 2..6, got {self.split_levels}")
+        object.__setattr__(self, "split_levels", levels)
+        if self.max_tokens < 64:
+            raise OptionError("max_tokens", f"max_tokens must be at least 64, got {self.max_tokens}")
+        if not 0 <= self.min_tokens <= self.max_tokens:
+            raise OptionError("min_tokens", "min_tokens must be between 0 and max_tokens, got "
+                              f"{self.min_tokens}")
+        if not 0 <= self.overlap_tokens <= self.max_tokens // 2:
+            raise OptionError("overlap_tokens", "overlap_tokens must be between 0 and "
+                              f"max_tokens/2, got {self.overlap_tokens}")
+
+
+class OptionError(ValueError):
+    """A chunking limit out of range; `field` names the ChunkOptions field (the CLI its flag)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field

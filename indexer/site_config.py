@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from indexer.model import SiteSettings
@@ -58,7 +58,7 @@ def load_site_config(site_dir: Path) -> SiteConfig:
 def parse_site_config(text: str, name: str = "docusaurus.config.ts") -> SiteConfig:
     values = _scan(text)
     config = SiteConfig(SiteSettings())
-    site = config.site
+    site: dict = {}  # the SiteSettings fields the config sets
 
     def pick(key: str, parents: tuple[str, ...] = (), avoid: tuple[str, ...] = ()):
         for path, value in values:
@@ -74,24 +74,25 @@ def parse_site_config(text: str, name: str = "docusaurus.config.ts") -> SiteConf
 
     base = pick("baseUrl", avoid=("blog", "pages", "themeConfig"))
     if isinstance(base, str):
-        site.base_url = base if base.endswith("/") else base + "/"
+        site["base_url"] = base if base.endswith("/") else base + "/"
     trailing = pick("trailingSlash", avoid=("themeConfig",))
     if trailing is None or isinstance(trailing, bool):
-        site.trailing_slash = trailing
+        site["trailing_slash"] = trailing
     fmt = pick("format", parents=("markdown",))
     if fmt in ("mdx", "detect"):
-        site.markdown_format = fmt
+        site["markdown_format"] = fmt
     elif fmt is not _UNSET:
         config.warnings.append(f"{name}: markdown.format {fmt!r} is not mdx or detect; using mdx")
     skip = ("blog", "pages", "theme", "themeConfig", "sitemap", "gtag")
     route = pick("routeBasePath", avoid=skip)
     if isinstance(route, str):
-        site.route_base_path = route
+        site["route_base_path"] = route
     docs_path = pick("path", parents=("docs",), avoid=skip)
     if docs_path is _UNSET:
         docs_path = pick("path", parents=("plugins",), avoid=skip)
     if isinstance(docs_path, str):
         config.docs_path = docs_path.removeprefix("./").rstrip("/") or "docs"
+    config.site = replace(config.site, **site)
     return config
 
 

@@ -1,6 +1,6 @@
-"""`textbook-chat serve --watch DOCS`: the API syncs the book into the index it serves from, at
-start and again whenever a page (or the site config) changes, so an author can edit a page and
-ask about it without stopping anything.
+"""`textbook-chat serve --watch DOCS` (run by textbook_chat_cli/api.py): the API syncs the book
+into the index it serves from, at start and again whenever a page (or the site config) changes,
+so an author can edit a page and ask about it without stopping anything.
 
 Why in the server: local-mode Qdrant allows one process per index folder, so a separate
 `textbook-chat index` cannot write while `serve` holds it. Here the server's own open store is
@@ -10,7 +10,6 @@ synced by a background thread; a lock keeps its calls and the readers' searches 
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 import threading
 import time
@@ -84,60 +83,3 @@ class Watcher(threading.Thread):
     def stop(self) -> None:
         self.stopped.set()
 
-
-def _hint_missing_index() -> None:
-    """Say at start when there is plainly no local index yet (GET /health would answer 503),
-    without opening it: local Qdrant is opened on the first question, so `index` may still run."""
-    from functions.settings import Settings
-
-    try:
-        settings = Settings.from_env(os.environ)
-    except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
-        return
-    from functions.edge_store import has_index
-
-    if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
-        return
-    print(f"textbook-chat serve: there is no index at {settings.qdrant_path} (collection "
-          f"{settings.collection!r}) yet: run `textbook-chat index DOCS_DIR` before the first "
-          "question, or serve with `--watch DOCS_DIR`.", file=sys.stderr)
-
-
-def cmd_serve(args) -> int:
-    """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
-    from functions.cli_commands import cmd_serve as serve
-
-    if not getattr(args, "watch", None):
-        _hint_missing_index()
-        return serve(args)
-    from functions.deps import Deps
-    from functions.settings import Settings
-    from functions.store import QdrantStore
-    from indexer.commands import _check_docs_dir, _default_index_args, index_docs
-    from indexer.report import print_summary
-    from indexer.site_config import find_config
-
-    docs = Path(args.watch)
-    _check_docs_dir(docs)
-    settings = Settings.from_env(os.environ)
-    store = LockedStore(QdrantStore.open(settings))
-    deps = Deps.from_env(search=store)
-    ns = _default_index_args(docs, site_dir=os.environ.get("TEXTBOOK_CHAT_SITE_DIR"))
-    site_dir = Path(ns.site_dir) if ns.site_dir else docs.resolve().parent
-
-    def sync() -> str:
-        start = time.perf_counter()
-        s = index_docs(ns, settings, embedder=deps.embedder, store=store, say=lambda _: None)
-        problems = "".join(f"\n  {p}" for p in s.problems)
-        return (f"re-synced {docs}: {s.embedded} sections embedded, {s.deleted} removed, "
-                f"{s.failed} failed ({time.perf_counter() - start:.1f} s){problems}")
-
-    try:
-        print_summary(index_docs(ns, settings, embedder=deps.embedder, store=store), as_json=False)
-        watcher = Watcher(docs, sync, config=find_config(site_dir))
-        watcher.start()
-        print(f"textbook-chat serve: watching {docs} (a saved change is re-indexed within ~2 s)",
-              file=sys.stderr)
-        return serve(args, deps=deps)
-    finally:
-        store.close()

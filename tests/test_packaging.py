@@ -28,8 +28,9 @@ def test_wheel_has_every_subpackage_and_the_tokenizer(tmp_path):
         "functions/handlers/selection.py",
         "functions/embeddings/local.py",
         "functions/data/cl100k_base.tiktoken",
-        "indexer/evaluate/cli.py",
-        "indexer/cli.py",
+        "indexer/evaluate/runner.py",
+        "textbook_chat_cli/main.py",
+        "textbook_chat_cli/evaluate.py",
     ):
         assert needed in names, f"{needed} missing from {wheel.name}"
     assert not any(n.startswith(("tests/", "benchmarks/", "samples/")) for n in names)

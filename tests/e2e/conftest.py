@@ -38,8 +38,8 @@ def _free(port: int) -> bool:
 
 def cli_command() -> list[str] | None:
     """How to run the project's CLI here (None only if the package is broken)."""
-    if importlib.util.find_spec("indexer.cli") is not None:
-        return [sys.executable, "-m", "indexer.cli"]
+    if importlib.util.find_spec("textbook_chat_cli") is not None:
+        return [sys.executable, "-m", "textbook_chat_cli"]
     found = shutil.which("textbook-chat")
     return [found] if found else None
 
@@ -79,7 +79,7 @@ def real_api(built_site, site_server, api_proxy):
     """`textbook-chat index` on the sample, then `textbook-chat serve` behind the proxy."""
     cli = cli_command()
     if cli is None:
-        pytest.fail("the textbook-chat CLI (indexer.cli) is not importable")
+        pytest.fail("the textbook-chat CLI (textbook_chat_cli) is not importable")
     data = Path(tempfile.mkdtemp(prefix="tc-e2e-api-"))
     env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "OPENAI_API_KEY": "", "PYTHONPATH": str(REPO)}
     env.pop("QDRANT_URL", None)

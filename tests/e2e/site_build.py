@@ -157,7 +157,7 @@ INDEXER_WRAPPER = """#!/bin/sh
 cd "$(dirname "$0")"
 ls .textbook-chat >> indexer-runs.txt
 echo "--" >> indexer-runs.txt
-PYTHONPATH=%(repo)s exec %(python)s -m indexer.cli "$@" > indexer-run.json
+PYTHONPATH=%(repo)s exec %(python)s -m textbook_chat_cli "$@" > indexer-run.json
 """
 # Edits made in "next" after `docs:version 1.0`: (file, old text, new text).
 NEXT_EDITS = [

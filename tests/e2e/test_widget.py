@@ -85,7 +85,7 @@ def test_postbuild_writes_the_manifest_outside_the_build(built_site):
 def test_check_finds_no_missing_anchors(built_site):
     cli = cli_command()
     if cli is None:
-        pytest.fail("the textbook-chat CLI (indexer.cli) is not importable")
+        pytest.fail("the textbook-chat CLI (textbook_chat_cli) is not importable")
     site = built_site.site_dir
     result = subprocess.run(
         [*cli, "check", str(site / "docs"), "--site-dir", str(site), "--build-dir", str(built_site.build_dir),

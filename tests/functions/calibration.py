@@ -53,10 +53,10 @@ def indexed_retriever(folder: str, embedder):
     from functions.retrieval import Retriever
     from functions.settings import Settings
     from functions.store import QdrantStore
-    from indexer.commands import _default_index_args, index_docs
+    from indexer.job import index_docs, resolve_job
 
     settings = Settings(qdrant_path=folder)
-    index_docs(_default_index_args(DOCS, DOCS.parent), settings, embedder)
+    index_docs(resolve_job(DOCS, DOCS.parent), settings, embedder)
     return Retriever(QdrantStore.open(settings), embedder)
 
 

@@ -37,7 +37,7 @@ def minilm_env(tmp_path_factory):
 
 
 def cli(env, cwd, *args, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], env=env, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "textbook_chat_cli", *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -83,7 +83,7 @@ def test_ask_continues_a_conversation_with_history(minilm_env, tmp_path):
 
 
 def test_invoke_event_file_with_bad_json(minilm_env, tmp_path):
-    from functions.cli_commands import api_gateway_event
+    from textbook_chat_cli.events import api_gateway_event
 
     env, cwd = minilm_env
     event = tmp_path / "event.json"
@@ -102,7 +102,7 @@ def _free_port() -> int:
 def test_serve_runs_both_apps_on_localhost(minilm_env):
     env, cwd = minilm_env
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port", str(port)],
                             env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -129,7 +129,7 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
 
 
 def test_bad_event_files_and_ports_are_usage_errors(tmp_path, capsys):
-    from indexer.cli import main
+    from textbook_chat_cli.main import main
 
     bad = tmp_path / "bad.json"
     bad.write_text("{bad")

@@ -20,9 +20,9 @@ from functions.errors import ModelMismatchError, StoreUnavailableError
 from functions.settings import Settings
 from functions.sparse import encode_document, encode_query
 from functions.store import QdrantStore
-from indexer.cli import main
 from tests.fakes.embedder import FakeEmbedder
 from tests.functions.conftest import DIM, ContentEmbedder
+from textbook_chat_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ["How does a complementary filter fuse the gyroscope?", "loop jitter",
@@ -129,10 +129,10 @@ def _index(docs: Path, capsys) -> tuple[dict, str]:
 
 def test_an_index_of_the_older_textbook_chat_is_moved_over_with_its_vectors(cli_env, capsys):
     docs, qdrant, embedder = cli_env
-    from indexer.commands import _default_index_args, index_docs
+    from indexer.job import index_docs, resolve_job
 
     old = QdrantStore(QdrantClient(path=str(qdrant)), "textbook")
-    index_docs(_default_index_args(docs), Settings(), embedder=embedder, store=old)
+    index_docs(resolve_job(docs), Settings(), embedder=embedder, store=old)
     points = dict(old.scroll_payloads(["content_hash"]))
     old.close()
     # a reader (serve, ask) is told, in one line, what to run

@@ -140,7 +140,7 @@ def test_make_feedback_store_picks_the_backend(tmp_path, dynamo_endpoint):
 
 
 def test_feedback_command_lists_the_gaps(tmp_path, capsys, monkeypatch):
-    from indexer.cli import main
+    from textbook_chat_cli.main import main
 
     for name in ("DYNAMODB_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)

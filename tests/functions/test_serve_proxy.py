@@ -29,7 +29,7 @@ def _codes(tmp_path, *flags: str) -> list[int]:
     for name in ("OPENAI_API_KEY", "DYNAMODB_TABLE", "ALLOWED_ORIGINS",
                  "TEXTBOOK_CHAT_TRUST_PROXY", "FORWARDED_ALLOW_IPS"):
         env.pop(name, None)
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port", str(port),
                              *flags], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:

@@ -16,7 +16,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
-LEFT_OUT = ["indexer", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
+LEFT_OUT = ["indexer", "textbook_chat_cli", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
 ROUTES = {"POST /chat": "chat", "POST /sources": "chat", "POST /feedback": "chat", "GET /health": "chat",
           "POST /selection": "selection"}
 
@@ -260,6 +260,8 @@ def test_package_zip_holds_only_the_runtime(packaged):
     assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
     assert "functions/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
     assert not tops & {*LEFT_OUT, "node_modules", "qdrant_client", "openai", "fastapi", "boto3"}
+    cli = re.compile(r"^functions/(.*[/_])?cli[_./]")  # the CLI is textbook_chat_cli's
+    assert not [n for n in names if cli.match(n)]
     assert any(n.startswith("tiktoken/_tiktoken.cpython-312-aarch64") for n in names)
     assert not [n for n in names if n.endswith(".pyc")]  # Lambda compiles its own
     versions = {m[1].lower().replace("_", "-"): m[2] for n in names

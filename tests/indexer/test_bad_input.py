@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from indexer.cli import main
+from textbook_chat_cli.main import main
 
 GOOD = "---\ntitle: Good\n---\n\n## Fine section\n\n" + "Plenty of words in this paragraph. " * 20 + "\n"
 

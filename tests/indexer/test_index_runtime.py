@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from functions.embeddings.local import LocalMiniLM
-from indexer.cli import main
+from textbook_chat_cli.main import main
 
 
 def test_index_names_the_runtime_that_embedded(tmp_path, capsys, monkeypatch):

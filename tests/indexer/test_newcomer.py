@@ -23,7 +23,7 @@ def cli(cwd, *args, env=None, timeout=300) -> subprocess.CompletedProcess:
             if k not in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_PATH", "QDRANT_COLLECTION",
                          "DYNAMODB_TABLE", "LOG_LEVEL")}
     base.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], cwd=cwd, env=base,
+    return subprocess.run([sys.executable, "-m", "textbook_chat_cli", *args], cwd=cwd, env=base,
                           capture_output=True, text=True, timeout=timeout)
 
 

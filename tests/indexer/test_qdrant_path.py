@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.cli import main
+from textbook_chat_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,7 @@ def test_a_read_only_index_folder_exits_2():
         env = {**os.environ, "QDRANT_PATH": str(index), "PYTHONPATH": str(ROOT),
                "HOME": str(base), "OMP_NUM_THREADS": "1"}
         env.pop("OPENAI_API_KEY", None)
-        command = [sys.executable, "-m", "indexer.cli", "index", str(docs)]
+        command = [sys.executable, "-m", "textbook_chat_cli", "index", str(docs)]
         if os.geteuid() == 0:  # root writes anywhere: run as nobody, for whom the folder is read-only
             if not shutil.which("setpriv"):
                 pytest.skip("running as root without setpriv")

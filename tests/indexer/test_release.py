@@ -180,7 +180,8 @@ def test_the_lambda_query_path_follows_the_alias(server):
 def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
         server, tmp_path, monkeypatch, capsys):
     from functions.settings import Settings
-    from indexer.cli import build_parser, main
+    from textbook_chat_cli import release as release_cli
+    from textbook_chat_cli.main import build_parser, main
 
     docs, store = server
     (docs / "01-intro.md").write_text("---\ntitle: [unclosed\n---\n\n## X\n\ntext\n")
@@ -189,12 +190,12 @@ def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(page))
     settings = Settings(collection="book", qdrant_url="http://unused")
     args = build_parser().parse_args(["release", "stage", str(docs), "--base-url", "/b/"])
-    assert release._run_step(args, settings, store) == 0  # a broken doc does not block
+    assert release_cli.run_step(args, settings, store) == 0  # a broken doc does not block
     name = capsys.readouterr().out.strip().splitlines()[-1]
     assert outputs.read_text() == f"collection={name}\n"
     assert "01-intro.md" in page.read_text() and "keep their previous text" in page.read_text()
     args = build_parser().parse_args(["release", "switch", name])
-    assert release._run_step(args, settings, store) == 0
+    assert release_cli.run_step(args, settings, store) == 0
     assert release.releases(store).live == name
     monkeypatch.delenv("QDRANT_URL", raising=False)
     assert main(["release", "status"]) == 2

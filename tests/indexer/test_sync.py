@@ -153,7 +153,7 @@ def test_other_model_is_refused_unless_recreate(env):
 
 
 def test_cli_json_summary_has_exactly_the_keys(tmp_path, monkeypatch, capsys):
-    from indexer.cli import main
+    from textbook_chat_cli.main import main
 
     docs = write_docs(tmp_path / "docs", base_files())
     out = tmp_path / "chunks.jsonl"

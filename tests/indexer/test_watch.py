@@ -109,7 +109,7 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
     env.update(PYTHONPATH=str(ROOT), QDRANT_PATH=str(tmp_path / "qdrant"), OMP_NUM_THREADS="1")
     port = _port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port", str(port),
                              "--watch", str(docs)], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -130,7 +130,7 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         first = health()
         assert first["chunks"] >= 1 and first["synced_at"]
         # While serve holds the local index, `index` says what to do instead.
-        blocked = subprocess.run([sys.executable, "-m", "indexer.cli", "index", str(docs)],
+        blocked = subprocess.run([sys.executable, "-m", "textbook_chat_cli", "index", str(docs)],
                                  env=env, cwd=tmp_path, capture_output=True, text=True,
                                  timeout=120)
         assert blocked.returncode == 2 and "serve --watch" in blocked.stderr
@@ -154,7 +154,7 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
 
 
 def test_serve_says_when_there_is_no_index_yet(tmp_path, monkeypatch, capsys):
-    from indexer.watch import _hint_missing_index
+    from textbook_chat_cli.api import hint_missing_index as _hint_missing_index
 
     monkeypatch.delenv("QDRANT_URL", raising=False)
     monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))

@@ -1,14 +1,20 @@
-"""CLI commands of the API: `serve`, `ask` and `invoke` (real Mangum handlers, real events)."""
+"""`textbook-chat serve`, `ask` and `invoke`: the API's real Mangum handlers, fed real events."""
 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
+import logging
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+from functions.errors import ConfigError
+from functions.settings import Settings
+from textbook_chat_cli.events import api_gateway_event
+from textbook_chat_cli.options import port
 
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
 EXAMPLES = """examples:
@@ -21,61 +27,45 @@ EXAMPLES = """examples:
 """
 
 
-def api_gateway_event(path: str, body: dict | str | bytes | None, method: str = "POST",
-                      source_ip: str = "127.0.0.1", headers: dict | None = None) -> dict:
-    """An API Gateway HTTP API (payload 2.0) event, as Lambda receives it."""
-    raw = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
-    binary = isinstance(raw, bytes)
-    now = time.time()
-    return {
-        "version": "2.0", "routeKey": f"{method} {path}", "rawPath": path, "rawQueryString": "",
-        "headers": {"content-type": "application/json", "host": "localhost",
-                    "user-agent": "textbook-chat-cli", **(headers or {})},
-        "requestContext": {
-            "accountId": "000000000000", "apiId": "local", "domainName": "localhost",
-            "domainPrefix": "localhost", "requestId": f"local-{int(now * 1000)}",
-            "routeKey": f"{method} {path}", "stage": "$default",
-            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
-            "timeEpoch": int(now * 1000),
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
-                     "sourceIp": source_ip, "userAgent": "textbook-chat-cli"},
-        },
-        "body": base64.b64encode(raw).decode() if binary else raw,
-        "isBase64Encoded": binary,
-    }
+@dataclass(frozen=True)
+class Question:
+    """A question as `ask` and `invoke` take it, and the API request it becomes."""
+
+    text: str
+    selected_text: str | None = None
+    page_url: str | None = None
+    anchor: str | None = None
+    history: Path | None = None  # the conversation file `ask --history` continues
+
+    def request(self) -> tuple[str, dict]:
+        """(the Lambda function, the request body)."""
+        body: dict = {"question": self.text}
+        if self.selected_text:
+            body["selected_text"] = self.selected_text
+            if self.page_url:
+                body["page_url"] = self.page_url
+            if self.anchor:
+                body["anchor"] = self.anchor
+            return "selection", body
+        if self.page_url:
+            body["page_url"] = self.page_url
+        if self.history:
+            body["history"] = _read_history(self.history)
+        return "chat", body
 
 
-def _handler(function: str):
+def lambda_handler(function: str):
+    """The deployed function's own handler module (its app and clients built on import)."""
     if function == "selection":
-        from functions.handlers.selection import handler
+        from functions.handlers.selection import handler  # here: only the function asked for
     else:
         from functions.handlers.chat import handler
     return handler
 
 
-def _request(args) -> tuple[str, dict]:
-    if getattr(args, "selected_text", None) or getattr(args, "selection", None):
-        body = {"question": args.question,
-                "selected_text": args.selected_text if hasattr(args, "selected_text")
-                else args.selection}
-        if args.page_url:
-            body["page_url"] = args.page_url
-        if getattr(args, "anchor", None):
-            body["anchor"] = args.anchor
-        return "selection", body
-    body = {"question": args.question}
-    if args.page_url:
-        body["page_url"] = args.page_url
-    if getattr(args, "history", None):
-        body["history"] = _read_history(Path(args.history))
-    return "chat", body
-
-
 def _read_history(path: Path) -> list[dict]:
     """The conversation so far from --history FILE (a JSON list of {role, content}); a file
     that does not exist yet starts a new conversation."""
-    from functions.errors import ConfigError
-
     if not path.exists():
         return []
     try:
@@ -98,20 +88,8 @@ def _save_history(path: Path, body: dict, answer: str) -> None:
                     encoding="utf-8")
 
 
-def _port(raw: str) -> int:
-    try:
-        port = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a port number") from None
-    if not 0 < port < 65536:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
-    return port
-
-
 def _read_event(path: Path) -> dict:
     """An API Gateway v2 / Function URL event from a JSON file, or a clear error."""
-    from functions.errors import ConfigError
-
     try:
         event = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -130,36 +108,45 @@ def cmd_invoke(args) -> int:
     if args.event:
         event = _read_event(Path(args.event))
     elif args.question:
-        function, body = _request(args)
-        event = api_gateway_event(f"/{args.function}", body)
+        question = Question(args.question, args.selected_text, args.page_url, args.anchor)
+        event = api_gateway_event(f"/{args.function}", question.request()[1])
     else:
         print("textbook-chat invoke: give --event FILE or --question TEXT", file=sys.stderr)
         return 2
-    response = _handler(args.function)(event, None)
+    response = lambda_handler(args.function)(event, None)
     print(json.dumps(response, indent=2, ensure_ascii=False))
     return 0 if response.get("statusCode", 500) < 400 else 1
 
 
-def cmd_ask(args, handler=None) -> int:
-    """One answer through the Lambda handler (or `handler`, e.g. the demo's); exit 2 for a
-    question the API refuses as input (empty, too long), 1 for any other failure."""
-    from functions.errors import ConfigError
+def cmd_ask(args) -> int:
+    history = Path(args.history) if args.history else None
+    return ask(Question(args.question, args.selection, args.page_url, args.anchor, history),
+               as_json=args.json)
 
-    os.environ.setdefault("LOG_LEVEL", "ERROR")  # one human line, not the JSON request log
-    if not args.question.strip():
+
+def ask(question: Question, as_json: bool = False, handler=None) -> int:
+    """One answer through the Lambda handler (or `handler`, e.g. the demo's), printed for a
+    person; exit 2 for a question the API refuses as input (empty, too long), 1 for any other
+    failure."""
+    if not question.text.strip():
         print("textbook-chat ask: the question is empty; type one, e.g. "
               'textbook-chat ask "What is a PID controller?"', file=sys.stderr)
         return 2
     try:
-        function, body = _request(args)
+        function, body = question.request()
     except ConfigError as exc:
         print(f"textbook-chat ask: {exc}", file=sys.stderr)
         return 2
-    response = (handler or _handler(function))(api_gateway_event(f"/{function}", body), None)
+    handler = handler or lambda_handler(function)
+    from functions.http_errors import configure_logging  # here: it loads starlette
+
+    if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log
+        configure_logging(logging.ERROR)
+    response = handler(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")
-    if getattr(args, "history", None) and function == "chat" and "answer" in data:
-        _save_history(Path(args.history), body, data["answer"])
-    if args.json:
+    if question.history and function == "chat" and "answer" in data:
+        _save_history(question.history, body, data["answer"])
+    if as_json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     elif "error" in data:
         print(f"textbook-chat: {data['error']['message']}", file=sys.stderr)
@@ -175,8 +162,68 @@ def cmd_ask(args, handler=None) -> int:
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
 
 
-def cmd_serve(args, deps=None) -> int:
-    """deps: given by `serve --watch` (indexer.watch), which shares its open index."""
+def cmd_serve(args) -> int:
+    """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
+    if not args.watch:
+        hint_missing_index()
+        return serve(args)
+    from functions.deps import Deps
+    from functions.store import QdrantStore
+    from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
+    from indexer.report import print_summary
+    from indexer.site_config import find_config
+    from indexer.watch import LockedStore, Watcher
+
+    docs = Path(args.watch)
+    check_docs_dir(docs)
+    site_dir = os.environ.get("TEXTBOOK_CHAT_SITE_DIR")
+    settings = Settings.from_env(os.environ)
+    store = LockedStore(QdrantStore.open(settings))
+    deps = Deps.from_env(search=store)
+
+    def sync(say=None):
+        """The docs as they are now, the site config re-read (the watcher watches it too)."""
+        job = resolve_job(docs, site_dir, say=say)
+        return index_docs(job, settings, embedder=deps.embedder, store=store,
+                          say=say or (lambda _: None))
+
+    def resync() -> str:
+        start = time.perf_counter()
+        s = sync()
+        problems = "".join(f"\n  {p}" for p in s.problems)
+        return (f"re-synced {docs}: {s.embedded} sections embedded, {s.deleted} removed, "
+                f"{s.failed} failed ({time.perf_counter() - start:.1f} s){problems}")
+
+    try:
+        print_summary(sync(say_stderr), as_json=False)
+        watcher = Watcher(docs, resync,
+                          config=find_config(Path(site_dir) if site_dir else docs.resolve().parent))
+        watcher.start()
+        print(f"textbook-chat serve: watching {docs} (a saved change is re-indexed within ~2 s)",
+              file=sys.stderr)
+        return serve(args, deps=deps)
+    finally:
+        store.close()
+
+
+def hint_missing_index() -> None:
+    """Say at start when there is plainly no local index yet (GET /health would answer 503),
+    without opening it: local Qdrant is opened on the first question, so `index` may still run."""
+    try:
+        settings = Settings.from_env(os.environ)
+    except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
+        return
+    from functions.edge_store import has_index
+
+    if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
+        return
+    print(f"textbook-chat serve: there is no index at {settings.qdrant_path} (collection "
+          f"{settings.collection!r}) yet: run `textbook-chat index DOCS_DIR` before the first "
+          "question, or serve with `--watch DOCS_DIR`.", file=sys.stderr)
+
+
+def serve(args, deps=None) -> int:
+    """The API on args.host:args.port; deps: given by `--watch`, which shares its open index."""
     import uvicorn
 
     from functions.app import create_app
@@ -193,19 +240,18 @@ def cmd_serve(args, deps=None) -> int:
           f"GET /health (Ctrl+C stops)", file=sys.stderr)
     # uvicorn would believe X-Forwarded-For from any local client, who could then rotate it
     # past the per-IP limit: only behind a reverse proxy, when told which one
-    trusted = getattr(args, "trust_proxy", None)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
+                proxy_headers=bool(args.trust_proxy), forwarded_allow_ips=args.trust_proxy or None)
     return 0
 
 
-def register(sub) -> None:
+def add_parsers(sub) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("serve", help="run the chat and selection API on 127.0.0.1",
                        epilog=EXAMPLES, formatter_class=fmt)
     p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"),
                    help="address to listen on (default: %(default)s; env TEXTBOOK_CHAT_HOST)")
-    p.add_argument("--port", type=_port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"),
+    p.add_argument("--port", type=port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"),
                    help="port (default: %(default)s; env TEXTBOOK_CHAT_PORT)")
     p.add_argument("--cors-origin", action="append",
                    help="a site origin allowed to call the API (repeatable; default: "
@@ -215,6 +261,10 @@ def register(sub) -> None:
                    help="behind a reverse proxy at these addresses (default 127.0.0.1,::1): take "
                         "the reader's IP from its X-Forwarded-For. Without it the header is "
                         "ignored (env TEXTBOOK_CHAT_TRUST_PROXY)")
+    p.add_argument("--watch", type=Path, metavar="DOCS_DIR",
+                   default=os.environ.get("TEXTBOOK_CHAT_WATCH"),
+                   help="index DOCS_DIR at start and re-index each change while serving "
+                        "(site settings from docusaurus.config.* beside it)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",

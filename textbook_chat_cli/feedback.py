@@ -8,6 +8,9 @@ import json
 import os
 import sys
 
+from functions.feedback import export_feedback, list_low_confidence, make_feedback_store
+from functions.settings import Settings
+
 EXAMPLES = """examples:
   textbook-chat feedback                      # questions the book answers badly, most asked first
   textbook-chat feedback --all --format jsonl > answers.jsonl
@@ -17,9 +20,6 @@ EXAMPLES = """examples:
 
 
 def cmd_feedback(args) -> int:
-    from functions.feedback import export_feedback, list_low_confidence, make_feedback_store
-    from functions.settings import Settings
-
     settings = Settings.from_env(os.environ)
     if args.table:
         settings = settings.with_(dynamodb_table=args.table)
@@ -56,7 +56,7 @@ def cmd_feedback(args) -> int:
     return 0
 
 
-def register(sub) -> None:
+def add_parsers(sub) -> None:
     p = sub.add_parser("feedback", help="what readers asked that the book did not answer well",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--days", type=int, default=int(os.environ.get("TEXTBOOK_CHAT_DAYS", "30")),

@@ -7,7 +7,13 @@ import os
 import sys
 from pathlib import Path
 
+from functions.settings import Settings
+from indexer.check import build_anchor_checker
+from indexer.evaluate.metrics import unscorable
+from indexer.evaluate.questions import QuestionFileError, read_questions
 from indexer.evaluate.report import fmt, not_citable_lines, to_json, to_table
+from indexer.evaluate.runner import run_eval
+from indexer.site_config import load_site_config
 
 EXAMPLES = """examples:
   textbook-chat eval questions.jsonl                       the answers shown, scored; misses listed
@@ -48,7 +54,7 @@ def _share(text: str) -> float:
     return value
 
 
-def register(subparsers) -> None:
+def add_parsers(subparsers) -> None:
     p = subparsers.add_parser(
         "eval",
         help="measure retrieval and answers against a question file",
@@ -95,11 +101,6 @@ def missed_thresholds(summary: dict, limits: dict[str, float | None]) -> list[st
 
 
 def cmd_eval(args) -> int:
-    from functions.settings import Settings
-    from indexer.evaluate.metrics import unscorable
-    from indexer.evaluate.questions import QuestionFileError, read_questions
-    from indexer.evaluate.runner import run_eval
-
     try:
         questions = read_questions(args.questions)
     except QuestionFileError as exc:
@@ -136,10 +137,6 @@ def cmd_eval(args) -> int:
 
 
 def _build_checker(build_dir: Path, base_url: str | None):
-    from indexer.check import build_anchor_checker
-
     if base_url is None:
-        from indexer.site_config import load_site_config
-
         base_url = load_site_config(build_dir.resolve().parent).site.base_url or "/"
     return build_anchor_checker(build_dir, base_url)

@@ -1,0 +1,190 @@
+"""One index run: what it reads, resolved once into frozen settings, and running it with progress.
+
+`resolve_job` turns a docs folder, an optional site folder and manifest, the author's overrides
+and the chunking limits into an `IndexJob` (the site settings and, with a manifest, every doc's
+route are known before any file is parsed); `build` parses and chunks it, `index_docs` syncs it
+into a store. The CLI, `serve --watch`, `release stage`, the demo and the benchmarks all call
+these.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from functions.embeddings.factory import make_embedder
+from functions.errors import ConfigError
+from functions.settings import Settings
+from functions.store import QdrantStore
+from indexer.discover import sources
+from indexer.model import ChunkOptions, ParseProblem, SiteSettings
+from indexer.progress import bar
+from indexer.routes import load_manifest
+from indexer.site_config import find_config, read_site_config
+from indexer.sync import BuildResult, Summary, build_chunks, sync_docs
+
+
+@dataclass(frozen=True)
+class SiteOverrides:
+    """Site settings the author gives on the command line; None keeps the config's value."""
+
+    base_url: str | None = None
+    route_base_path: str | None = None
+    trailing_slash: bool | None | str = "keep"  # True/False/None (unset) override; "keep" does not
+    markdown_format: str | None = None
+
+    def flags(self) -> list[str]:
+        given = [("--base-url", self.base_url is not None),
+                 ("--route-base-path", self.route_base_path is not None),
+                 ("--trailing-slash", self.trailing_slash != "keep"),
+                 ("--markdown-format", self.markdown_format is not None)]
+        return [flag for flag, on in given if on]
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    """What one index run reads: the docs folder, its site's settings, the manifest's routes
+    (source path -> served URL; None without a manifest) and the chunking limits."""
+
+    docs_dir: Path
+    site: SiteSettings = field(default_factory=SiteSettings)
+    chunking: ChunkOptions = field(default_factory=ChunkOptions)
+    manifest: Path | None = None
+    routes: dict | None = None
+
+
+def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | None = None,
+                overrides: SiteOverrides | None = None, chunking: ChunkOptions | None = None,
+                say: Callable[[str], None] | None = None) -> IndexJob:
+    """Site settings from overrides, over docusaurus.config.* (site_dir, else the docs folder's
+    parent when it holds one), over Docusaurus defaults; plus the manifest's routes when a
+    manifest is given. `say` gets one line naming what was used."""
+    docs_dir, overrides = Path(docs_dir), overrides or SiteOverrides()
+    check_docs_dir(docs_dir)
+    site, source = SiteSettings(), "Docusaurus defaults"
+    site_dir = Path(site_dir) if site_dir else None
+    if site_dir is None and find_config(docs_dir.resolve().parent):
+        site_dir = docs_dir.resolve().parent  # the usual website/docs layout
+    if site_dir is not None:
+        site = read_site_config(site_dir)
+        config = find_config(site_dir)
+        source = str(shown(config)) if config else f"Docusaurus defaults (no config in {site_dir})"
+    site = _overridden(site, overrides)
+    routes = None
+    if manifest:
+        manifest = Path(manifest)
+        try:
+            routes = load_manifest(manifest, docs_dir)
+        except ParseProblem as exc:
+            raise ConfigError(str(exc)) from None
+        if overrides.base_url is None:  # the build's own baseUrl, which `check` strips off URLs
+            site = replace(site, base_url=manifest_base_url(manifest, site.base_url))
+    elif site_dir is not None and _has_editions(site_dir):
+        print(f"warning: {site_dir} has versions or translations, but without --manifest only "
+              f"{docs_dir} is indexed. Pass --manifest .textbook-chat/manifest.json (the "
+              "site plugin writes it at build time) to index every version and locale.",
+              file=sys.stderr)
+    if say:
+        say(describe_site(site, source, overrides.flags(), manifest))
+    return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes)
+
+
+def _overridden(site: SiteSettings, given: SiteOverrides) -> SiteSettings:
+    changes: dict = {}
+    if given.base_url is not None:
+        base = given.base_url if given.base_url.startswith("/") else "/" + given.base_url
+        changes["base_url"] = base if base.endswith("/") else base + "/"
+    if given.route_base_path is not None:
+        changes["route_base_path"] = given.route_base_path
+    if given.trailing_slash != "keep":
+        changes["trailing_slash"] = given.trailing_slash
+    if given.markdown_format is not None:
+        changes["markdown_format"] = given.markdown_format
+    return replace(site, **changes)
+
+
+def _has_editions(site_dir: Path) -> bool:
+    i18n = site_dir / "i18n"
+    return (site_dir / "versions.json").is_file() or (
+        i18n.is_dir() and any(i18n.glob("*/docusaurus-plugin-content-docs*")))
+
+
+def manifest_base_url(path: Path, default: str) -> str:
+    """The baseUrl the site was built with, from its build manifest."""
+    try:
+        base = json.loads(path.read_text(encoding="utf-8")).get("baseUrl")
+    except (OSError, ValueError, AttributeError):
+        return default
+    return base if isinstance(base, str) and base.startswith("/") else default
+
+
+def describe_site(site: SiteSettings, source: str, flags: list[str], manifest=None) -> str:
+    trailing = {True: "true", False: "false", None: "unset"}[site.trailing_slash]
+    line = (f"Site settings: baseUrl {site.base_url}, routeBasePath {site.route_base_path or '/'}, "
+            f"trailingSlash {trailing}, markdown {site.markdown_format} (from {source}")
+    line += f"; {', '.join(flags)} given)" if flags else ")"
+    if manifest:
+        line += f"; permalinks from {manifest}"
+    elif source.startswith("Docusaurus defaults"):
+        line += "; pass --site-dir SITE (the folder of docusaurus.config.js) if this is not your site"
+    return line
+
+
+def shown(path: Path) -> Path:
+    """A path as the author would type it: relative to the working folder when inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def say_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def check_docs_dir(docs_dir: Path) -> None:
+    if not docs_dir.is_dir():
+        raise ConfigError(f"{docs_dir} is not a folder: give the Docusaurus docs folder (e.g. website/docs).")
+
+
+def doc_count(job: IndexJob) -> int:
+    """How many docs a run reads: every version and locale of the manifest, or the folder's."""
+    found, skipped = sources(job.docs_dir, job.routes)
+    return len(found) + len(skipped)
+
+
+def build(job: IndexJob, progress_label: str = "Reading") -> BuildResult:
+    """Parse and chunk every doc of the job, with progress on stderr (no store involved)."""
+    with bar(doc_count(job), progress_label, unit="file") as tick:
+        return build_chunks(job.docs_dir, job.site, job.chunking, routes=job.routes,
+                            progress=lambda _: tick(1))
+
+
+def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, recreate=False,
+               say: Callable[[str], None] = say_stderr) -> Summary:
+    """Sync the job's docs into the store of settings (or the given open store), with progress."""
+    embedder = embedder or make_embedder(settings)
+    own = store is None
+    store = store or QdrantStore.open(settings)
+    try:
+        with bar(doc_count(job), "Reading", unit="file") as tick_file, bar(
+            None, "Embedding", unit="chunk"
+        ) as tick_chunk:
+            summary = sync_docs(
+                job.docs_dir, job.site, job.chunking, store, embedder, routes=job.routes,
+                recreate=recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
+            )
+        if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
+            say(f"textbook-chat: {store.notice}")
+        runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it
+        if summary.embedded and runtime:
+            say(f"Embedded {summary.embedded} chunks with {embedder.model_name} on {runtime}.")
+        store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))
+        return summary
+    finally:
+        if own:
+            store.close()

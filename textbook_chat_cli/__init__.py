@@ -1,0 +1,1 @@
+"""The `textbook-chat` command: one parser, one module per group of commands (`main.main`)."""

@@ -1,0 +1,87 @@
+"""`textbook-chat demo`: index the bundled sample book into the default index, then ask it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from functions.errors import ConfigError
+from functions.settings import Settings
+from functions.store import QdrantStore
+from indexer.discover import discover
+from indexer.job import index_docs, resolve_job, say_stderr, shown
+from indexer.report import print_summary
+from textbook_chat_cli.api import Question, ask
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "samples" / "textbook"
+DEMO_QUESTIONS = (
+    "What does the derivative term of a PID controller do?",
+    "How do I find the gyroscope bias when the robot starts?",
+    "How do I bake a sourdough loaf?",
+)
+DEMO_COLLECTION = "sample-textbook"  # used only when the default collection holds another book
+DEMO_FEEDBACK = ".textbook-chat/demo-feedback.sqlite3"  # not the readers' log
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("demo", help="index the bundled sample textbook and ask it a few questions")
+    p.add_argument("--question", action="append", help="ask this instead of the built-in questions")
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args) -> int:
+    """Index the bundled sample book into the default index (the one `ask`, `serve` and `eval`
+    read with no flags), then ask it questions; the demo's questions stay out of the readers'
+    feedback log."""
+    from mangum import Mangum  # here: only the demo answers in-process
+
+    from functions.app import create_app
+    from functions.deps import Deps
+    from functions.feedback import make_feedback_store
+
+    docs = SAMPLE_DIR / "docs"
+    if not docs.is_dir():
+        raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
+    settings = default = Settings.from_env(os.environ)
+    if _holds_another_book(settings, docs):
+        print(f"The collection {settings.collection!r} holds another book; the demo uses "
+              f"{DEMO_COLLECTION!r} beside it.", file=sys.stderr)
+        settings = settings.with_(collection=DEMO_COLLECTION)
+    where = settings.qdrant_url or settings.qdrant_path
+    print(f"Indexing the sample textbook ({shown(docs)}) into {where} "
+          f"(collection {settings.collection!r}) ...", file=sys.stderr)
+    job = resolve_job(docs, site_dir=SAMPLE_DIR, say=say_stderr)
+    print_summary(index_docs(job, settings), as_json=False)
+    deps = Deps(settings, env=os.environ,
+                feedback=make_feedback_store(settings, os.environ, path=DEMO_FEEDBACK))
+    handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    for question in args.question or DEMO_QUESTIONS:
+        print(f"\nQ: {question}", flush=True)
+        if ask(Question(question), handler=handler) != 0:
+            return 1
+    prefix = "" if settings.collection == default.collection else (
+        f"QDRANT_COLLECTION={settings.collection} ")
+    print(
+        "\nNext, with no flags (same index):\n"
+        f"  {prefix}textbook-chat ask \"What is loop jitter?\"\n"
+        f"  {prefix}textbook-chat serve      the API on http://127.0.0.1:8787 for the widget "
+        "(GET /health shows the index)\n"
+        f"  {prefix}textbook-chat eval {shown(SAMPLE_DIR / 'questions.jsonl')}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _holds_another_book(settings: Settings, docs: Path) -> bool:
+    """True when the target collection already holds docs the sample book does not have (an
+    author's book): the demo must not sync over it (a sync deletes docs it does not see)."""
+    store = QdrantStore.open(settings)
+    try:
+        if not store.exists():
+            return False
+        ours = set(discover(docs))
+        return any(p.get("doc_path") not in ours for _, p in store.scroll_payloads(["doc_path"]))
+    finally:
+        store.close()
+

@@ -1,0 +1,78 @@
+"""`textbook-chat index` and `check`: a docs folder into the index, or checked against a build."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from functions.errors import ConfigError
+from functions.settings import Settings
+from indexer.job import build, index_docs, say_stderr
+from indexer.report import print_summary
+from indexer.sync import Summary, export_jsonl, require_docs
+from textbook_chat_cli.options import add_site_options, index_job
+
+
+def add_parsers(sub, examples: str) -> None:
+    p = sub.add_parser("index", help="index (sync) a docs folder into Qdrant", epilog=examples,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("docs_dir", type=Path, help="the Docusaurus docs folder")
+    add_site_options(p)
+    p.add_argument("--dry-run", action="store_true", help="parse and chunk only: no embedding, no Qdrant")
+    p.add_argument("--export", type=Path, help="write every chunk's payload as JSON lines to this file")
+    p.add_argument("--recreate", action="store_true", help="drop and rebuild the collection (e.g. new model)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("check", help="check every chunk's anchor against a built site")
+    p.add_argument("docs_dir", type=Path)
+    add_site_options(p)
+    p.add_argument("--build-dir", type=Path, required=True, help="the Docusaurus build folder")
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_index(args) -> int:
+    job = index_job(args, say=say_stderr)
+    if args.dry_run or args.export:
+        built = build(job)
+        require_docs(built, job.docs_dir, with_manifest=job.manifest is not None)
+    if args.export:
+        export_jsonl(built.chunks, args.export)
+    if args.dry_run:
+        summary = Summary(files=built.files, chunks=len(built.chunks), failed=len(built.failed),
+                          problems=built.failed, warnings=built.warnings)
+        print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
+        return 1 if built.failed else 0
+    summary = index_docs(job, Settings.from_env(os.environ), recreate=args.recreate)
+    print_summary(summary, as_json=args.json, export=args.export)
+    return 1 if summary.failed else 0
+
+
+def cmd_check(args) -> int:
+    from indexer.check import check_chunks
+
+    if not args.build_dir.is_dir():
+        raise ConfigError(f"--build-dir {args.build_dir} is not a folder: run `npm run build` first.")
+    job = index_job(args, say=say_stderr)
+    built = build(job, "Checking")
+    result = check_chunks(built.chunks, args.build_dir, job.site.base_url)
+    for problem in built.failed:
+        print(f"could not read {problem}", file=sys.stderr)
+    for miss in result.misses:
+        print(f"MISSING {miss}")
+    editions = sorted({(c.version, c.locale) for c in built.chunks if c.version or c.locale})
+    across = f" in {len(editions)} versions/locales" if len(editions) > 1 else ""
+    print(
+        f"{result.anchors} anchors and {result.texts} chunk texts on {result.pages} pages"
+        f"{across} checked: {len(result.misses)} missing.",
+        file=sys.stderr,
+    )
+    if not result.texts:
+        print(f"textbook-chat: nothing was checked: {args.docs_dir} gave no chunks"
+              f"{' that the manifest lists' if args.manifest else ''}. Give the docs folder "
+              "(e.g. website/docs) and, for a versioned or translated site, --manifest.",
+              file=sys.stderr)
+        return 1
+    return 1 if result.misses or built.failed else 0

@@ -1,0 +1,82 @@
+"""Options several commands share, each turned into typed settings once: the site's Docusaurus
+settings and the chunking limits (into an `indexer.job.IndexJob`), and a port number."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from functions.errors import ConfigError
+from indexer.job import IndexJob, SiteOverrides, resolve_job
+from indexer.model import ChunkOptions, OptionError
+
+DEFAULT_CHUNKING = ChunkOptions()
+CHUNK_FLAGS = {"split_levels": "--split-levels", "max_tokens": "--max-tokens",
+               "min_tokens": "--min-tokens", "overlap_tokens": "--overlap"}
+TRAILING_SLASH = {"true": True, "false": False, "unset": None}
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give heading levels like 2,3,4") from None
+
+
+def port(raw: str) -> int:
+    try:
+        number = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port number") from None
+    if not 0 < number < 65536:
+        raise argparse.ArgumentTypeError(f"{number} is not a port number (1-65535)")
+    return number
+
+
+def add_site_options(p: argparse.ArgumentParser) -> None:
+    """The docs folder's site settings and chunking limits (index, check, release stage)."""
+    g = p.add_argument_group("Docusaurus settings (default: read from --site-dir, else Docusaurus defaults)")
+    g.add_argument("--site-dir", type=Path, default=os.environ.get("TEXTBOOK_CHAT_SITE_DIR"),
+                   help="the site folder holding docusaurus.config.js|ts")
+    g.add_argument("--manifest", type=Path, default=os.environ.get("TEXTBOOK_CHAT_MANIFEST"),
+                   help="build manifest written by docusaurus-plugin-textbook-chat (exact permalinks)")
+    g.add_argument("--base-url", default=os.environ.get("TEXTBOOK_CHAT_BASE_URL"))
+    g.add_argument("--route-base-path", default=os.environ.get("TEXTBOOK_CHAT_ROUTE_BASE_PATH"))
+    g.add_argument("--trailing-slash", choices=tuple(TRAILING_SLASH),
+                   default=os.environ.get("TEXTBOOK_CHAT_TRAILING_SLASH"))
+    g.add_argument("--markdown-format", choices=("mdx", "detect"),
+                   default=os.environ.get("TEXTBOOK_CHAT_MARKDOWN_FORMAT"))
+    d = DEFAULT_CHUNKING
+    levels = ",".join(map(str, d.split_levels))
+    c = p.add_argument_group("chunking")
+    c.add_argument("--split-levels", type=_levels, default=d.split_levels,
+                   help=f"heading levels that start a chunk (default {levels})")
+    c.add_argument("--max-tokens", type=int, default=d.max_tokens,
+                   help="default %(default)s")
+    c.add_argument("--min-tokens", type=int, default=d.min_tokens,
+                   help="sections smaller than this join a neighbour (default %(default)s)")
+    c.add_argument("--overlap", dest="overlap_tokens", metavar="OVERLAP", type=int,
+                   default=d.overlap_tokens,
+                   help="default %(default)s")
+
+
+def chunk_options(args: argparse.Namespace) -> ChunkOptions:
+    """The chunking flags as ChunkOptions, whose own rules are the only ones checked."""
+    try:
+        return ChunkOptions(**{name: getattr(args, name) for name in CHUNK_FLAGS})
+    except OptionError as exc:
+        value = getattr(args, exc.field)
+        shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+        raise ConfigError(f"{CHUNK_FLAGS[exc.field]} {shown}: {exc}") from None
+
+
+def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None) -> IndexJob:
+    """The docs folder and its site options (add_site_options) as one resolved IndexJob."""
+    overrides = SiteOverrides(
+        base_url=args.base_url or None, route_base_path=args.route_base_path,
+        trailing_slash=TRAILING_SLASH[args.trailing_slash] if args.trailing_slash else "keep",
+        markdown_format=args.markdown_format or None)
+    return resolve_job(args.docs_dir, args.site_dir, args.manifest, overrides,
+                       chunk_options(args), say)

@@ -1,0 +1,109 @@
+"""`textbook-chat release stage|switch|rollback|discard|status` (indexer/release.py does the work)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+from functions.embeddings.factory import make_embedder
+from functions.errors import ConfigError
+from functions.settings import Settings
+from functions.store import QdrantStore
+from indexer import release
+from indexer.job import index_docs
+from indexer.report import print_summary
+from textbook_chat_cli.options import add_site_options, index_job
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("release", help="publish a reindex atomically on a Qdrant server "
+                       "(stage, check, switch; rollback)", description=release.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    steps = p.add_subparsers(dest="step", metavar="STEP", required=True)
+    s = steps.add_parser("stage", help="index DOCS into a new collection beside the live one; "
+                         "prints its name")
+    s.add_argument("docs_dir", type=Path, help="the Docusaurus docs folder")
+    add_site_options(s)
+    s = steps.add_parser("switch", help="point readers at a staged release (one atomic step)")
+    s.add_argument("name", help="the staged collection `stage` printed")
+    s.add_argument("--keep", type=int, default=3, help="releases kept, live one included (3)")
+    for step, what in (("rollback", "point readers back at the previous release"),
+                       ("status", "the live release and the kept ones")):
+        steps.add_parser(step, help=what)
+    s = steps.add_parser("discard", help="drop a staged release that failed its checks")
+    s.add_argument("name")
+    p.set_defaults(func=cmd_release)
+
+
+def cmd_release(args) -> int:
+    settings = Settings.from_env(os.environ)
+    if not settings.qdrant_url:
+        raise ConfigError(release.NEEDS_SERVER)
+    store = QdrantStore.open(settings)
+    try:
+        return run_step(args, settings, store)
+    finally:
+        store.close()
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)  # stdout holds only results
+
+
+def run_step(args, settings: Settings, store) -> int:
+    if args.step == "stage":
+        job = index_job(args, say=_say)
+        embedder = make_embedder(settings)
+        name, summary = release.stage(
+            store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say))
+        with contextlib.redirect_stdout(sys.stderr):
+            print_summary(summary)
+        _github_output(collection=name)
+        _job_summary(name, summary)
+        print(name)
+        return 0  # broken docs kept their old points: reported, not blocking
+    if args.step == "switch":
+        before, dropped = release.switch(store, args.name, keep=args.keep)
+        _say(f"Readers now see {args.name} (before: {before or 'nothing'}); "
+             f"deleted {', '.join(dropped) or 'no old releases'}.")
+        return 0
+    if args.step == "rollback":
+        was, now = release.rollback(store)
+        _say(f"Rolled back: readers see {now} again (was {was}).")
+        return 0
+    if args.step == "discard":
+        _say(f"Discarded {args.name}." if release.discard(store, args.name)
+             else f"No staged release {args.name!r}: nothing to discard.")
+        return 0
+    state = release.releases(store)
+    print(f"{state.alias} -> {state.live or 'nothing'}"
+          f"{' (a plain collection, not yet a release)' if state.legacy else ''}")
+    for name in state.names:
+        print(f"  {name}{'  (live)' if name == state.live else ''}")
+    return 0
+
+
+def _github_output(**values: str) -> None:
+    path = os.environ.get("GITHUB_OUTPUT")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.writelines(f"{k}={v}\n" for k, v in values.items())
+
+
+def _job_summary(name: str, summary) -> None:
+    """The run's page on GitHub: what was staged, and every doc that could not be indexed."""
+    lines = [f"### Index release `{name}`", "",
+             f"{summary.files} files, {summary.chunks} chunks: {summary.embedded} embedded, "
+             f"{summary.reused} reused, {summary.deleted} deleted, {summary.failed} failed.", ""]
+    if summary.problems:
+        lines += ["**These docs could not be indexed; readers keep their previous text until "
+                  "they are fixed:**", ""] + [f"- {p}" for p in summary.problems] + [""]
+        for problem in summary.problems:  # an annotation on the run, without failing it
+            print(f"::warning title=textbook-chat::could not index {problem}")
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
