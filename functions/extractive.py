@@ -286,7 +286,7 @@ def compose(question: str, hits: Sequence[SearchHit],
         return Composed("", sources)
     _score(question, cands, embed)
     ranked = sorted(cands, key=lambda c: -c.score)
-    if quantity is not None:
+    if quantity:  # a number of the asked unit, not just any number ("how far to move …")
         stating = [c for c in ranked
                    if states_quantity(plain_lines(_shown_markdown(c)), quantity)]
         if stating and stating[0].score >= ranked[0].score - QUANTITY_MARGIN:
