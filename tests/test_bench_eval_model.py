@@ -1,0 +1,49 @@
+"""bench_eval --fake-model: the questions go through POST /chat's model path, over HTTP to the
+fake OpenAI-compatible server in passage mode, which stops with the run."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.embedder import FakeEmbedder
+from tests.fakes.openai_server import FakeOpenAI, passage_responder
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("bench_eval", ROOT / "benchmarks" / "bench_eval.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+pytestmark = pytest.mark.slow
+
+
+def test_fake_model_server_answers_from_passages_and_stops_with_the_run():
+    with bench._fake_model(True) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        reply = httpx.post(f"{url}/chat/completions", json={"messages": [{
+            "role": "user", "content": "<context>\n[1] Loop\nJitter is the variation of the "
+                                       "loop period.\n</context>\n<question>\nWhat is jitter?"
+                                       "\n</question>"}]}).json()
+        assert reply["choices"][0]["message"]["content"] == (
+            "Jitter is the variation of the loop period [1].")
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0  # stopped
+    with bench._fake_model(False) as url:
+        assert url is None
+
+
+def test_every_question_goes_through_the_model_over_http(tmp_path):
+    corpus = ROOT / "samples" / "textbook"
+    questions = bench.corpus_questions(corpus)
+    with FakeOpenAI(responder=passage_responder) as server:
+        runs = bench.bench_corpus(corpus, tmp_path, embedder=FakeEmbedder(64),
+                                  runs=(("hybrid", "hybrid", None),), model_url=server.base_url)
+        answers = [r for r in server.chat_requests
+                   if "<context>" in r.body["messages"][-1]["content"]]
+    assert runs["hybrid"]["n"] == len(questions)
+    assert answers  # the questions that were not refused before the model were sent to it
+    assert all(r.headers["authorization"] == "Bearer fake-model" for r in server.chat_requests)
