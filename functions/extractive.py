@@ -121,7 +121,8 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
                 continue
             blocks = split_blocks(str(part.payload.get("content", "")))
             usable = [k for k, b in enumerate(blocks)
-                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain(b.text)]
+                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain(b.text)
+                      and not _dangling(blocks, k)]
             if not usable:
                 continue
             sources.append(part)
@@ -148,6 +149,16 @@ def _shown_markdown(c: Candidate) -> str:
 
 def _shown(c: Candidate) -> str:
     return plain(_shown_markdown(c))
+
+
+def _dangling(blocks: list[TextBlock], k: int) -> bool:
+    """A paragraph announcing what follows ("Options, depending on budget:") with nothing
+    quotable after it in its section: alone it says nothing."""
+    block = blocks[k]
+    if block.kind != "paragraph" or not block.text.rstrip().endswith(":"):
+        return False
+    nxt = blocks[k + 1] if k + 1 < len(blocks) else None
+    return nxt is None or nxt.kind == "heading" or nxt.noise
 
 
 def _score(question: str, cands: list[Candidate], embed) -> None:

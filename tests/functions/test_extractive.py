@@ -129,6 +129,12 @@ def test_a_long_code_block_shows_the_lines_the_question_asks_about():
     assert supported(compose(question, [hit(content)]), quantity_words(question))
 
 
+def test_a_lead_in_with_nothing_after_it_is_never_quoted_alone():
+    content = "Options for the physical robot, depending on budget:\n\n### Premium\n\nUnitree G1."
+    composed = compose("What are the options for the physical robot on a budget?", [hit(content)])
+    assert "depending on budget" not in composed.text
+
+
 def test_a_long_paragraph_is_cut_to_whole_sentences():
     filler = " ".join(f"Sentence {i} talks about something unrelated to motors." for i in range(20))
     content = filler + " Stepper motors hold position without feedback. " + filler
