@@ -20,12 +20,13 @@ import functions.handlers.{kind} as h
 import functions.tokens as t
 print(json.dumps({{"built": sorted(h.deps._built), "encoding": t.encoding.cache_info().currsize,
                   "words": t.common_words.cache_info().currsize,
+                  "model_loaded": getattr(h.deps._built.get("embedder"), "_encoder", None) is not None,
                   "bad": sorted(m for m in sys.modules if m.startswith(("functions.embeddings",
                                 "functions.store", "functions.retrieval", "functions.qdrant_http")))}}))
 """
 
 
-def _init(kind: str, tmp_path: Path, on_lambda: bool) -> tuple[dict, bool]:
+def _init(kind: str, tmp_path: Path, on_lambda: bool, offline: bool = False) -> tuple[dict, bool]:
     """Imports the handler in a fresh process; services point at a socket that records whether
     anything connected."""
     with socket.socket() as listener:
@@ -38,6 +39,9 @@ def _init(kind: str, tmp_path: Path, on_lambda: bool) -> tuple[dict, bool]:
                    QDRANT_URL=url, QDRANT_PATH=str(tmp_path / "none"))
         if on_lambda:
             env["AWS_LAMBDA_FUNCTION_NAME"] = f"textbook-chat-ci-{kind}"
+        if offline:  # --param="answers=offline": the local model, no key
+            env.update(EMBEDDING_PROVIDER="local", CHAT_PROVIDER="extractive")
+            del env["OPENAI_API_KEY"], env["OPENAI_BASE_URL"]
         out = subprocess.run([sys.executable, "-c", PROBE.format(kind=kind)], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
@@ -68,3 +72,11 @@ def test_selection_init_on_lambda_stays_clear_of_search(tmp_path):
 def test_off_lambda_nothing_is_built_before_a_request(tmp_path):
     got, _ = _init("chat", tmp_path, on_lambda=False)
     assert got["built"] == [] and got["encoding"] == 0
+
+
+def test_offline_chat_init_on_lambda_loads_the_local_model_without_calling_anything(tmp_path):
+    got, connected = _init("chat", tmp_path, on_lambda=True, offline=True)
+    assert got["model_loaded"] is True  # the weights are in the snapshot, not the first request
+    assert not connected
+    got, _ = _init("chat", tmp_path, on_lambda=False, offline=True)
+    assert got["model_loaded"] is False  # off Lambda nothing is built ahead
