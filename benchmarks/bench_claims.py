@@ -36,8 +36,8 @@ SUPPORTED = ("verbatim", "trimmed")
 
 def passages(corpus: Path) -> list[tuple[str, str, list[str]]]:
     """(doc_path, passage text as the check sees it, its prose sentences)."""
+    from indexer.build import build_chunks
     from indexer.chunker import ChunkOptions
-    from indexer.sync import build_chunks
 
     built = build_chunks(corpus / "docs", site_settings(corpus), ChunkOptions())
     out = []

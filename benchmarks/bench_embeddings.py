@@ -162,9 +162,9 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
 def make_book(target: int, folder: Path) -> tuple[Path, list[str]]:
     """A docs folder of about `target` chunks from the shared corpora's docs (whole files, in
     order), and the texts the indexer embeds for it."""
+    from indexer.build import build_chunks
     from indexer.chunker import ChunkOptions
     from indexer.model import SiteSettings
-    from indexer.sync import build_chunks
 
     docs = folder / "docs"
     sources = [(corpus.name, corpus / "docs") for corpus in sorted((SHARED / "corpora").glob("pai-*"))]

@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.gen_corpus import generate  # noqa: E402
 from functions.settings import LOCAL_EMBEDDING_MODEL, Settings  # noqa: E402
 from functions.store import QdrantStore  # noqa: E402
+from indexer.build import build_chunks  # noqa: E402
 from indexer.chunker import ChunkOptions  # noqa: E402
 from indexer.model import SiteSettings  # noqa: E402
-from indexer.sync import build_chunks, sync_chunks, sync_docs  # noqa: E402
+from indexer.sync import sync_chunks, sync_docs  # noqa: E402
 
 
 class HashEmbedder:

@@ -18,6 +18,12 @@ def is_partial(rel: Path) -> bool:
     return any(part.startswith("_") for part in rel.parts)
 
 
+def partials(docs_dir: Path) -> list[Path]:
+    """Every partial (.md/.mdx) under docs_dir, sorted: the docs that import one change with it."""
+    return sorted(f for f in docs_dir.rglob("*") if f.suffix in DOC_SUFFIXES and f.is_file()
+                  and is_partial(f.relative_to(docs_dir)))
+
+
 def discover(docs_dir: Path) -> list[str]:
     """Relative posix paths of candidate doc files, sorted for a stable order."""
     found = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import frontmatter
 import yaml
 
-from indexer.model import ParseProblem
+from indexer.model import Problem
 
 _YAML = frontmatter.YAMLHandler()
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -24,16 +24,16 @@ class SourceText:
 
 
 def decode(data: bytes, source: str) -> str:
-    """UTF-8 text of a doc file, or a ParseProblem saying where the bad bytes are."""
+    """UTF-8 text of a doc file, or a Problem saying where the bad bytes are."""
     if b"\x00" in data[:8192]:
-        raise ParseProblem(source, None, "this looks like a binary file, not Markdown; "
-                           "move it out of the docs folder or rename it")
+        raise Problem(source, None, "this looks like a binary file, not Markdown; "
+                      "move it out of the docs folder or rename it")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise ParseProblem(source, line, f"invalid UTF-8 (byte 0x{data[err.start]:02x}); "
-                           "save the file as UTF-8") from None
+        raise Problem(source, line, f"invalid UTF-8 (byte 0x{data[err.start]:02x}); "
+                      "save the file as UTF-8") from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -45,8 +45,8 @@ def split(text: str, source: str) -> SourceText:
         raw, body = _YAML.split(text)
     except ValueError:
         # gray-matter would read the whole file as YAML and the Docusaurus build fails.
-        raise ParseProblem(source, 1, "front matter opened with '---' is never closed; add a "
-                           "'---' line after the last 'key: value' line") from None
+        raise Problem(source, 1, "front matter opened with '---' is never closed; add a "
+                      "'---' line after the last 'key: value' line") from None
     body_line = text[: len(text) - len(body)].count("\n") + 1
     # python-frontmatter's split eats the newline after the closing '---'.
     if body.startswith("\n"):
@@ -58,13 +58,13 @@ def split(text: str, source: str) -> SourceText:
         # raw starts right after the opening "---", so its line 0 is line 1 of the file.
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(err, "problem", None) or "invalid YAML"
-        raise ParseProblem(source, line, f"front matter is not valid YAML ({problem}); "
-                           "fix the block between the '---' lines") from None
+        raise Problem(source, line, f"front matter is not valid YAML ({problem}); "
+                      "fix the block between the '---' lines") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ParseProblem(source, 2, "front matter must be 'key: value' lines, "
-                           f"not a {type(data).__name__}")
+        raise Problem(source, 2, "front matter must be 'key: value' lines, "
+                      f"not a {type(data).__name__}")
     return SourceText(_plain(data), body, body_line)
 
 

@@ -20,12 +20,13 @@ from functions.embeddings.factory import make_embedder
 from functions.errors import ConfigError
 from functions.settings import Settings
 from functions.store import QdrantStore
+from indexer.build import BuildResult, build_chunks
 from indexer.discover import sources
-from indexer.model import ChunkOptions, ParseProblem, SiteSettings
+from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
 from indexer.routes import load_manifest
 from indexer.site_config import find_config, read_site_config
-from indexer.sync import BuildResult, Summary, build_chunks, sync_docs
+from indexer.sync import Summary, sync_docs
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
         manifest = Path(manifest)
         try:
             routes = load_manifest(manifest, docs_dir)
-        except ParseProblem as exc:
+        except Problem as exc:
             raise ConfigError(str(exc)) from None
         if overrides.base_url is None:  # the build's own baseUrl, which `check` strips off URLs
             site = replace(site, base_url=manifest_base_url(manifest, site.base_url))

@@ -17,7 +17,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
@@ -26,6 +26,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from indexer import routes
 from indexer.blocks import units
+from indexer.discover import DOC_SUFFIXES, is_partial
 from indexer.frontmatter import decode, split
 from indexer.headings import heading_id
 from indexer.jsx_flow import jsx_flow
@@ -71,8 +72,7 @@ def is_mdx(path: Path | str, site: SiteSettings) -> bool:
 
 def is_indexable(rel_path: str, front_matter: dict) -> bool:
     """Docusaurus builds no doc for `_`-prefixed files/folders (partials) or `draft: true`."""
-    parts = rel_path.split("/")
-    if any(part.startswith("_") for part in parts) or not rel_path.endswith((".md", ".mdx")):
+    if is_partial(PurePosixPath(rel_path)) or not rel_path.endswith(DOC_SUFFIXES):
         return False
     return front_matter.get("draft") is not True
 
@@ -86,11 +86,12 @@ _MAX_PARTIAL_DEPTH = 5
 
 
 def parse_document(path: Path, docs_dir: Path, site: SiteSettings,
-                   route: str | routes.ManifestDoc | None = None) -> Document | None:
+                   route: routes.ManifestDoc | None = None) -> Document | None:
     """Parse one doc file; None for a draft (Docusaurus builds no page for it).
 
-    route: the served URL, or the manifest entry of this doc, when a build manifest is used.
-    Raises ParseProblem for files an author must fix.
+    route: the manifest entry of this doc, when a build manifest is used (resolved before
+    parsing); without one the route follows from the path and front matter, as Docusaurus's.
+    Raises Problem for files an author must fix.
     """
     rel = path.relative_to(docs_dir).as_posix()
 
@@ -108,18 +109,17 @@ def parse_document(path: Path, docs_dir: Path, site: SiteSettings,
 
 
 def parse_text(text: str, rel: str, site: SiteSettings,
-               route: str | routes.ManifestDoc | None = None,
+               route: routes.ManifestDoc | None = None,
                read_partial: PartialReader | None = None) -> Document | None:
     """Parse a doc from its text (rel: path relative to the docs dir, for routes and messages)."""
     source = split(text, rel)
     if not is_indexable(rel, source.front_matter):
         return None
     sections = _Builder(site, read_partial).sections(source.body, rel, source.body_line)
-    doc_route = routes.doc_route(rel, source.front_matter, site)
-    if isinstance(route, routes.ManifestDoc):
+    if route is not None:
         doc_route = routes.DocRoute(route.doc_id, route.permalink, route.url)
-    elif route is not None:
-        doc_route = routes.DocRoute(doc_route.doc_id, doc_route.permalink, route)
+    else:
+        doc_route = routes.doc_route(rel, source.front_matter, site)
     first_h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
     fallback = doc_route.doc_id.rsplit("/", 1)[-1]
     title = source.front_matter.get("title") or first_h1 or fallback

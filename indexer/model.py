@@ -52,12 +52,14 @@ class SiteSettings:
 
 
 @dataclass
-class ParseProblem(Exception):
-    """A document that cannot be indexed: where and what to do."""
+class Problem(Exception):
+    """A doc that cannot be indexed (raised by parsing, recorded by a build) or that the author
+    should look at (a warning): where, and what to do."""
 
-    source: str
+    source: str  # the file as the author knows it
     line: int | None
     reason: str
+    key: str = ""  # the doc's key in the index (plan.doc_key), when it differs from source
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line else self.source

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.model import ParseProblem, SiteSettings
+from indexer.model import Problem, SiteSettings
 
 # plugin-content-docs numberPrefix.ts: "02-basics" -> "basics", but not "2024-01-15-x" or "1.2.3-x".
 _IGNORED_PREFIX = re.compile(r"^\d+[-_.]\d+")
@@ -129,9 +129,9 @@ def load_manifest(path: Path, docs_dir: Path | str = "docs") -> dict[str, Manife
     return docs
 
 
-def _unreadable(path: Path, err) -> ParseProblem:
-    return ParseProblem(str(path), None, f"cannot read the build manifest ({err}); rebuild the "
-                        "site with the textbook-chat plugin or drop --manifest")
+def _unreadable(path: Path, err) -> Problem:
+    return Problem(str(path), None, f"cannot read the build manifest ({err}); rebuild the "
+                   "site with the textbook-chat plugin or drop --manifest")
 
 
 def _read_manifest(path: Path) -> dict:
@@ -236,14 +236,3 @@ def _site_relative(doc: ManifestDoc, site_root: Path | None) -> str:
         return doc.file.relative_to(site_root).as_posix()
     return f"{doc.version}/{doc.doc_path}"
 
-
-def find_collisions(routes: Iterable[tuple[str, str]]) -> list[ParseProblem]:
-    """Docs that would be served at the same URL: one problem per later file, naming both."""
-    seen: dict[str, str] = {}
-    problems = []
-    for source, url in routes:
-        first = seen.setdefault(url, source)
-        if first != source:
-            problems.append(ParseProblem(source, None, f"its URL {url} is also the URL of {first}; "
-                                         "give one of them a different `slug:` in front matter"))
-    return problems

@@ -1,55 +1,23 @@
-"""The index job: parse every doc, chunk it, and make Qdrant hold exactly those chunks."""
+"""Sync: make the store hold exactly the chunks a build made. Vectors are reused by content hash,
+only new text is embedded, what is gone is deleted, and the points of docs that failed or were
+not re-parsed are kept. The only part of the indexer that talks to the store."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions.contract import Chunk, chunk_id
+from functions.contract import Chunk
 from functions.embeddings import Embedder
 from functions.sparse import encode_document
-from indexer.collisions import Claim, resolve
-from indexer.discover import sources
-from indexer.model import ParseProblem, SiteSettings
-from indexer.plan import SyncPlan, doc_key, payload_doc_key, plan_sync
+from indexer.build import BuildResult, build_chunks, require_docs
+from indexer.model import ChunkOptions, Problem, SiteSettings
+from indexer.plan import SyncPlan, payload_doc_key, plan_sync
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
-# Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
-PIPELINE_VERSION = "2"  # 2: chunks list the sections they hold
 _LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url")
-
-
-@dataclass
-class Problem:
-    source: str
-    line: int | None
-    reason: str
-    key: str = ""  # plan.doc_key of the doc, when it differs from source
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.reason}" if self.line else f"{self.source}: {self.reason}"
-
-
-@dataclass
-class BuildResult:
-    """Chunks of every doc that parsed, and the problems of those that did not."""
-
-    chunks: list[Chunk] = field(default_factory=list)
-    files: int = 0
-    failed: list[Problem] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # drafts
-    unchanged_docs: list[str] = field(default_factory=list)  # doc keys with the same source hash
-    warnings: list[Problem] = field(default_factory=list)  # indexed, but the author should look
-    refused: list[str] = field(default_factory=list)  # doc keys whose page URL another doc holds
-
-    @property
-    def failed_docs(self) -> list[str]:
-        """Docs whose stored points stay: they failed this run (a refused doc's points go)."""
-        return [p.key or p.source for p in self.failed if (p.key or p.source) not in self.refused]
 
 
 @dataclass
@@ -68,142 +36,10 @@ class Summary:
         return {k: getattr(self, k) for k in SUMMARY_KEYS}
 
 
-def build_chunks(
-    docs_dir: Path,
-    site: SiteSettings,
-    chunk_options,
-    routes: dict | None = None,
-    progress: Callable[[str], None] | None = None,
-    known: Mapping[str, str] | None = None,
-    indexed: Mapping[str, str] | None = None,
-) -> BuildResult:
-    """Parse and chunk every doc (of every version and locale the manifest routes list);
-    one broken doc is recorded and the rest go on.
-    known: doc key -> source hash already indexed; such files are not parsed again.
-    indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it."""
-    result = BuildResult()
-    claims: list[Claim] = []  # every doc's page URL, in discovery order
-    parsed = []
-    fingerprints: dict[Path, str] = {}  # per docs folder: its partials shape its docs
-    found, result.skipped = sources(docs_dir, routes)
-    result.files = len(found) + len(result.skipped)
-    for src in found:
-        rel, route = src.key, src.route
-        key = doc_key(src.doc_path, route.version if route else "", route.locale if route else "")
-
-        def problem(line, reason, rel=rel, key=key):
-            result.failed.append(Problem(rel, line, reason, key))
-
-        if progress:
-            progress(rel)
-        try:
-            if src.root not in fingerprints:
-                fingerprints[src.root] = settings_fingerprint(src.root, site, chunk_options)
-            source_hash = file_hash(src.path, fingerprints[src.root], route)
-        except FileNotFoundError:
-            problem(None, f"is not found at {src.path}" + (
-                ": give the docs folder of the site the build manifest was written for "
-                "(e.g. website/docs), or rebuild the site" if route else ""))
-            continue
-        except OSError as exc:
-            problem(None, f"could not be read ({exc.strerror})")
-            continue
-        if known and known.get(key) == source_hash:
-            result.unchanged_docs.append(key)
-            if indexed and indexed.get(key):
-                claims.append(Claim(key, rel, indexed[key]))
-            continue
-        from indexer.markdown import parse_document  # here: a no-op sync never imports it
-
-        try:
-            doc = parse_document(src.path, src.root, site, route=route)
-        except ParseProblem as exc:
-            where = rel if exc.source in ("", src.doc_path) else exc.source
-            result.failed.append(Problem(where, exc.line, exc.reason, key))
-            continue
-        except Exception as exc:  # a parser bug must not stop the other documents
-            problem(None, f"could not be read ({type(exc).__name__}: {exc})")
-            continue
-        if doc is None:  # draft
-            result.skipped.append(rel)
-            continue
-        claims.append(Claim(key, rel, doc.url))
-        parsed.append((key, rel, doc, route, source_hash))
-    refused = {r.claim.key: r for r in resolve(claims, indexed or {})}
-    if parsed:
-        from indexer.chunker import chunk_document
-    for key, rel, doc, route, source_hash in parsed:
-        if key in refused:
-            continue
-        try:
-            chunks = chunk_document(doc, chunk_options)
-            result.chunks.extend(_in_edition(c, route, source_hash) for c in chunks)
-            result.warnings.extend(doc_warnings(doc, chunks))
-        except Exception as exc:
-            result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: "
-                                         f"{exc})", key))
-    for key, refusal in refused.items():  # its old points go: the URL shows the other page
-        result.failed.append(Problem(refusal.claim.source, None, refusal.reason, key))
-        result.refused.append(key)
-        if key in result.unchanged_docs:
-            result.unchanged_docs.remove(key)
-    return result
-
-
-def _in_edition(chunk: Chunk, route, source_hash: str) -> Chunk:
-    """The chunk as a point of its version and locale (ids of the default edition unchanged)."""
-    if route is None or not route.version:
-        return replace(chunk, source_hash=source_hash)
-    return replace(
-        chunk, source_hash=source_hash, version=route.version, locale=route.locale,
-        untranslated=route.untranslated,
-        chunk_id=chunk_id(chunk.doc_path, chunk.chunk_index, route.edition),
-    )
-
-
-def doc_warnings(doc, chunks) -> list[Problem]:
-    """Things that index but are probably not what the author meant."""
-    out = []
-    if not chunks:
-        out.append(Problem(doc.source, None, "has no text to index (empty, or headings only); "
-                           "readers' questions cannot be answered from it"))
-    for section in doc.sections:
-        for block in section.blocks:
-            lines = block.text.strip().splitlines()
-            if block.kind != "code" or not lines:
-                continue
-            opener = lines[0].lstrip()
-            fence = opener[: len(opener) - len(opener.lstrip(opener[:1]))] if opener[:1] in "`~" else ""
-            if len(fence) >= 3 and (len(lines) == 1 or not lines[-1].strip().startswith(fence)):
-                out.append(Problem(doc.source, block.line, f"this {fence} code fence is never "
-                                   "closed, so the rest of the page is shown as code; close it"))
-    return out
-
-
-def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options) -> str:
-    """Everything besides a file's own bytes that shapes its chunks, partials included."""
-    from functions import sparse
-
-    bm25 = (sparse.K1, sparse.B, sparse.AVG_DOC_WORDS)  # the sparse vectors are stored too
-    h = hashlib.sha256(f"{PIPELINE_VERSION}|{bm25}|{site}|{chunk_options}".encode())
-    for path in sorted(docs_dir.rglob("_*")):
-        for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
-            if f.is_file() and f.suffix in (".md", ".mdx"):
-                h.update(f.as_posix().encode() + f.read_bytes())
-    return h.hexdigest()
-
-
-def file_hash(path: Path, fingerprint: str, route) -> str:
-    h = hashlib.sha256(fingerprint.encode())
-    h.update(repr(route).encode())
-    h.update(path.read_bytes())
-    return h.hexdigest()[:32]
-
-
 def sync_docs(
     docs_dir: Path,
     site: SiteSettings,
-    chunk_options,
+    chunk_options: ChunkOptions,
     store,
     embedder: Embedder,
     routes: dict | None = None,
@@ -223,28 +59,6 @@ def sync_docs(
                          indexed=indexed)
     require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
     return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
-
-
-def require_docs(built: BuildResult, docs_dir: Path, with_manifest: bool) -> None:
-    """Indexing nothing is a mistake (a wrong folder), not a success that empties the index."""
-    if built.chunks or built.unchanged_docs or built.failed:
-        return
-    from functions.errors import ConfigError
-
-    if with_manifest:
-        raise ConfigError(
-            "nothing to index: none of the docs the build manifest lists was found "
-            f"from {docs_dir}. Give the docs folder the manifest's site was built from "
-            "(e.g. website/docs), or rebuild the site so the manifest is current.")
-    raise ConfigError(
-        f"nothing to index: {docs_dir} holds no Markdown docs with text ({built.files} files "
-        f"read, {len(built.skipped)} drafts). Give the Docusaurus docs folder, e.g. website/docs.")
-
-
-def export_jsonl(chunks: list[Chunk], path: Path) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for chunk in chunks:
-            fh.write(json.dumps(chunk.payload(), ensure_ascii=False) + "\n")
 
 
 def sync_chunks(

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from functions.errors import ConfigError
 from functions.settings import Settings
+from indexer.build import export_jsonl, require_docs
 from indexer.job import build, index_docs, say_stderr
 from indexer.report import print_summary
-from indexer.sync import Summary, export_jsonl, require_docs
+from indexer.sync import Summary
 from textbook_chat_cli.options import add_site_options, index_job
 
 

@@ -30,9 +30,10 @@ def sample_book_rest() -> Iterator[str]:
     from functions.embeddings.factory import make_embedder
     from functions.settings import Settings
     from functions.store import QdrantStore
+    from indexer.build import build_chunks
     from indexer.chunker import ChunkOptions
     from indexer.site_config import read_site_config
-    from indexer.sync import build_chunks, sync_chunks
+    from indexer.sync import sync_chunks
     from tests.functions.qdrant_rest import qdrant_rest
 
     client = QdrantClient(location=":memory:")

@@ -78,3 +78,13 @@ def test_resolve_prefers_the_indexed_holder_over_discovery_order():
     assert [(r.claim.key, r.holder.key) for r in resolve([a, b, c], {})] == [("b", "a")]
     assert [(r.claim.key, r.holder.key) for r in resolve([a, b, c], {"b": "/x"})] == [("a", "b")]
     assert resolve([a, c], {"a": "/old"}) == []
+
+
+def test_collisions_name_both_files():  # (was routes.find_collisions; one detector now)
+    claims = [Claim(s, s, url) for s, url in (("a.md", "/d/x"), ("b.md", "/d/y"),
+                                               ("c/index.md", "/d/x"))]
+    problems = resolve(claims, indexed={})
+    assert len(problems) == 1
+    assert problems[0].claim.source == "c/index.md"
+    assert "a.md" in problems[0].reason and "/d/x" in problems[0].reason
+    assert "slug:" in problems[0].reason

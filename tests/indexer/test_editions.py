@@ -12,10 +12,11 @@ from functions.contract import chunk_id
 from functions.errors import ConfigError
 from functions.settings import Settings
 from functions.store import QdrantStore
+from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings
 from indexer.routes import load_manifest
-from indexer.sync import build_chunks, sync_docs
+from indexer.sync import sync_docs
 from tests.fakes.embedder import FakeEmbedder
 
 PARA = "The robot must pass the stop test at least {n} times before it may drive alone in the lab. " * 3

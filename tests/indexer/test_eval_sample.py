@@ -15,12 +15,13 @@ import pytest
 
 from functions.settings import Settings
 from functions.store import QdrantStore
+from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.evaluate.questions import read_questions
 from indexer.evaluate.report import JSON_KEYS
 from indexer.evaluate.runner import indexed_urls, run_eval
 from indexer.site_config import read_site_config
-from indexer.sync import build_chunks, sync_chunks
+from indexer.sync import sync_chunks
 from textbook_chat_cli.main import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "textbook"

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.markdown import is_indexable, parse_document, parse_text
-from indexer.model import ParseProblem, SiteSettings
+from indexer.model import Problem, SiteSettings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
 SOURCES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".md", ".mdx"))
@@ -82,7 +82,7 @@ def test_drafts_and_partials_are_not_indexable():
 def test_bad_files_raise_parse_problem_with_line(tmp_path, data, line, words):
     path = tmp_path / "bad.md"
     path.write_bytes(data)
-    with pytest.raises(ParseProblem) as err:
+    with pytest.raises(Problem) as err:
         parse_document(path, tmp_path, SiteSettings())
     assert err.value.source == "bad.md"
     assert err.value.line == line

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from indexer.model import ParseProblem, SiteSettings
+from indexer.model import Problem, SiteSettings
 from indexer.routes import (
     apply_trailing_slash,
     doc_route,
-    find_collisions,
     load_manifest,
     strip_number_prefix,
 )
@@ -113,13 +112,5 @@ def test_manifest_docs_dir_on_disk_finds_the_docs_prefix(tmp_path):
 def test_broken_manifest_is_a_clear_problem(tmp_path):
     path = tmp_path / "manifest.json"
     path.write_text("{not json")
-    with pytest.raises(ParseProblem, match="cannot read the build manifest"):
+    with pytest.raises(Problem, match="cannot read the build manifest"):
         load_manifest(path)
-
-
-def test_collisions_name_both_files():
-    problems = find_collisions([("a.md", "/d/x"), ("b.md", "/d/y"), ("c/index.md", "/d/x")])
-    assert len(problems) == 1
-    assert problems[0].source == "c/index.md"
-    assert "a.md" in problems[0].reason and "/d/x" in problems[0].reason
-    assert "slug:" in problems[0].reason

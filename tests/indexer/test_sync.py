@@ -10,9 +10,10 @@ import pytest
 from functions.errors import ModelMismatchError
 from functions.settings import Settings
 from functions.store import QdrantStore
+from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings
-from indexer.sync import build_chunks, sync_chunks, sync_docs
+from indexer.sync import sync_chunks, sync_docs
 from tests.fakes.embedder import FakeEmbedder
 
 PARA = "A paragraph about {topic} with enough words to be a real section of a real textbook chapter. " * 4

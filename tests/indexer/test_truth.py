@@ -17,9 +17,10 @@ import json
 
 import pytest
 
+from indexer.collisions import Claim, resolve
 from indexer.markdown import is_indexable, parse_document
 from indexer.model import Document, SiteSettings
-from indexer.routes import find_collisions, load_manifest
+from indexer.routes import load_manifest
 from indexer.site_config import load_site_config
 from tests.shared import shared_dir
 
@@ -100,7 +101,7 @@ def test_manifest_routes_give_the_served_urls(truth, tmp_path):
     for entry in data["docs"][:5]:
         doc = parse_document(docs_dir / entry["source"], docs_dir, site, route=routes[entry["source"]])
         assert (doc.url, doc.doc_id) == (entry["url"], entry["id"])
-    assert find_collisions((rel, r.url) for rel, r in routes.items()) == []
+    assert resolve([Claim(rel, rel, r.url) for rel, r in routes.items()], indexed={}) == []
 
 
 def test_site_config_gives_the_build_settings(truth):
