@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functions import extractive
+from functions.answer import answered, refused
 from functions.answer_checks import empty_question, quantity_words
 from functions.budget import approx_tokens, reserve
 from functions.citations import link_citations, related_topics
@@ -70,9 +71,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         query, context, used = standalone_query(req, llm)
         used += approx_tokens(f"{query} {context}") if paid else 0
         if empty_question(req.question):
-            return {"answer": EMPTY_QUESTION, "citations": [], "confidence": 0.0,
-                    "low_confidence": True, "related_topics": [],
-                    "refusal": {"code": "empty_question"}}
+            return refused(EMPTY_QUESTION, 0.0, [], {"code": "empty_question"})
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
                                   context=context)
         question, query, respelt = _respell(req.question, query, hits)
@@ -116,8 +115,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         return _abstain(REFUSAL, verdict.confidence, hits)
     if not citations:  # never a confident answer without sources
         return _abstain(text, verdict.confidence, hits)
-    return {"answer": text, "citations": citations, "confidence": verdict.confidence,
-            "low_confidence": False}
+    return answered(text, citations, verdict.confidence)
 
 
 def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
@@ -165,10 +163,6 @@ def _abstain(text: str, confidence: float, hits, refusal: dict | None = None) ->
     """A refusal with the closest sections. `refusal` tells the widget which case it is, so a
     translated site shows its own words (labels refusalNotCovered, refusalNotMentioned, …);
     the one English wording of each case is the default."""
-    out = {"answer": text, "citations": [], "confidence": confidence, "low_confidence": True,
-           "related_topics": related_topics(hits)}
     if refusal is None and text == REFUSAL:
         refusal = {"code": "not_covered"}
-    if refusal is not None:
-        out["refusal"] = refusal
-    return out
+    return refused(text, confidence, related_topics(hits), refusal)

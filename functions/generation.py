@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from functions import claims
+from functions.answer import answered, refused
 from functions.budget import approx_tokens
 from functions.citations import link_citations, related_topics, strip_links
 from functions.deadline import CHECK_RESERVE, time_left, within
@@ -25,11 +26,8 @@ def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> d
     """A refusal (the one wording of functions.answering unless `text`) with related sections."""
     from functions.answering import REFUSAL  # one wording per case, kept there
 
-    out = {"answer": text or REFUSAL, "citations": [], "confidence": round(confidence, 3),
-           "low_confidence": True, "related_topics": related_topics(hits)}
-    if not text:
-        out["refusal"] = {"code": "not_covered"}
-    return out
+    return refused(text or REFUSAL, round(confidence, 3), related_topics(hits),
+                   None if text else {"code": "not_covered"})
 
 
 def complete(llm, messages: list[dict]):
@@ -69,5 +67,5 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
     if not citations:
         return abstain(None, min(confidence, 0.3), hits), checked.embedded
     share = checked.share
-    return {"answer": answer, "citations": citations, "confidence": round(confidence * share, 3),
-            "low_confidence": share < MOSTLY_SUPPORTED}, checked.embedded
+    return (answered(answer, citations, round(confidence * share, 3), share < MOSTLY_SUPPORTED),
+            checked.embedded)

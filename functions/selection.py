@@ -9,6 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from functions.answer import answered, refused
 from functions.citations import snippet, strip_links, strip_markers
 from functions.extractive import plain
 from functions.http_errors import ApiError
@@ -170,8 +171,7 @@ def messages(req: SelectionRequest) -> list[dict]:
 
 
 def refusal(req: SelectionRequest) -> dict:
-    return {"answer": NOT_IN_SELECTION, "citations": [], "confidence": 0.0,
-            "low_confidence": True}
+    return refused(NOT_IN_SELECTION, 0.0)
 
 
 def extractive_answer(req: SelectionRequest) -> dict:
@@ -180,8 +180,7 @@ def extractive_answer(req: SelectionRequest) -> dict:
         if key:
             text = " ".join(f"{s[:-1]} [1]{s[-1]}" if s[-1:] in ".!?" else f"{s} [1]"
                             for s in key)
-            return {"answer": text, "citations": [selection_citation(req)], "confidence": 1.0,
-                    "low_confidence": False}
+            return answered(text, [selection_citation(req)], 1.0)
     picked = best_sentences(req.question, [req.selected_text], limit=3, per_source=3)
     if not picked:
         return refusal(req)
@@ -189,8 +188,7 @@ def extractive_answer(req: SelectionRequest) -> dict:
     found = wanted & set(terms(req.selected_text))
     text = " ".join(f"{s[:-1]} [1]{s[-1]}" if s[-1:] in ".!?" else f"{s} [1]"
                     for _, _, s in picked)
-    return {"answer": text, "citations": [selection_citation(req)],
-            "confidence": round(len(found) / max(1, len(wanted)), 3), "low_confidence": False}
+    return answered(text, [selection_citation(req)], round(len(found) / max(1, len(wanted)), 3))
 
 
 def model_answer(req: SelectionRequest, text: str) -> dict:
@@ -207,10 +205,8 @@ def model_answer(req: SelectionRequest, text: str) -> dict:
     cited = any(names_one(m) for m in _MARKERS.finditer(text))
     clean = _MARKERS.sub(lambda m: " [1]" if names_one(m) else "", text).strip()
     if not cited:
-        return {"answer": clean, "citations": [selection_citation(req)], "confidence": 0.5,
-                "low_confidence": True}
-    return {"answer": clean, "citations": [selection_citation(req)], "confidence": 1.0,
-            "low_confidence": False}
+        return answered(clean, [selection_citation(req)], 0.5, low_confidence=True)
+    return answered(clean, [selection_citation(req)], 1.0)
 
 
 def _leaks(text: str) -> bool:
