@@ -10,7 +10,6 @@ Prints p50/p95 of both and their ratio.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import random
@@ -30,33 +29,14 @@ from functions.contract import chunk_id, point_id  # noqa: E402
 from functions.settings import Settings  # noqa: E402
 from functions.sparse import encode_document, encode_query  # noqa: E402
 from functions.store import QdrantStore  # noqa: E402
+from tests.fakes.embedder import RandomEmbedder  # noqa: E402
 
 WORDS = ("loop sensor encoder motor torque filter kalman gyroscope accelerometer drift bias "
          "jitter sample rate noise lidar range voltage current pwm bridge servo stepper node "
          "topic message launch parameter watchdog stop test frame angle speed wheel").split()
 
 
-class InstantEmbedder:
-    """Zero-latency: a fixed random unit vector per text (the same in every process), cached
-    before timing starts."""
-
-    model_name, dimension = "bench-embedder", 384
-
-    def __init__(self):
-        self.cache: dict[str, list[float]] = {}
-
-    def vector(self, text: str) -> list[float]:
-        if text not in self.cache:
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
-            v = np.random.default_rng(seed).standard_normal(384)
-            self.cache[text] = (v / np.linalg.norm(v)).tolist()
-        return self.cache[text]
-
-    def embed_batch(self, texts):
-        return [self.vector(t) for t in texts]
-
-
-def build(path: str, n: int, embedder: InstantEmbedder, store=None):
+def build(path: str, n: int, embedder: RandomEmbedder, store=None):
     """n synthetic chunks in the embedded engine at path (or in the given store)."""
     store = store or QdrantStore.open(Settings(qdrant_path=path))
     store.ensure_collection(embedder.model_name, embedder.dimension)
@@ -102,7 +82,7 @@ def main(argv=None) -> int:
         def save_feedback(self, *a):
             return False
 
-    embedder = InstantEmbedder()
+    embedder = RandomEmbedder(model_name="bench-embedder")  # vectors cached before timing
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         store = build(tmp, args.chunks, embedder)

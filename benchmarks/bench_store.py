@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_handler_overhead import WORDS, build  # noqa: E402
-from benchmarks.bench_handler_overhead import InstantEmbedder as FakeEmbedder  # noqa: E402
+from tests.fakes.embedder import RandomEmbedder  # noqa: E402
 
 COLLECTION = "bench"
 
@@ -70,7 +70,7 @@ def child(path: str, requests: int, engine: str) -> dict:
         def save_feedback(self, *a):
             return False
 
-    embedder = FakeEmbedder()
+    embedder = RandomEmbedder(model_name="bench-embedder")
     asked = questions()
     for q in asked:
         embedder.vector(q)
@@ -123,7 +123,7 @@ def measure(path: Path, requests: int, engine: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def build_old(path: Path, n: int, embedder: FakeEmbedder) -> None:
+def build_old(path: Path, n: int, embedder: RandomEmbedder) -> None:
     """The same points in qdrant-client's local mode (the embedded store before the engine)."""
     from qdrant_client import QdrantClient
 
@@ -156,14 +156,14 @@ def main(argv=None) -> int:
             from functions.store import QdrantStore
 
             store = QdrantStore.open(Settings(qdrant_path=str(path), collection=COLLECTION))
-            build(str(path), n, FakeEmbedder(), store=store)
+            build(str(path), n, RandomEmbedder(model_name="bench-embedder"), store=store)
             store.mark_synced("2026-01-01T00:00:00+00:00")
             store.close()
             written = time.perf_counter() - t
             row = {"chunks": n, "write_s": written, **measure(path, args.requests, "edge")}
             if args.old_engine:
                 old = Path(tmp) / f"old-{n}"
-                build_old(old, n, FakeEmbedder())
+                build_old(old, n, RandomEmbedder(model_name="bench-embedder"))
                 row["old"] = measure(old, max(5, args.requests // 4 if n > 5000 else
                                               args.requests), "old")
             rows.append(row)

@@ -2,8 +2,8 @@
 
     python benchmarks/bench_sync.py [--chapters 100] [--megabytes 5] [--runs 5]
 
-The first (full) index uses a zero-cost hashing embedder (named as the local model, so the real
-command accepts the collection) so the benchmark measures the sync itself, not the model. Then,
+The first (full) index uses a zero-cost random embedder (tests/fakes, named as the local model so
+the real command accepts the collection): the benchmark measures the sync itself, not the model. Then,
 in the same process: a no-op re-sync, the same re-sync with the per-file source-hash shortcut
 disabled (every file re-parsed and re-chunked, the baseline), and a sync after editing one file.
 Last, the no-op re-sync as a whole command (`textbook-chat index DOCS --json` in a new
@@ -14,7 +14,6 @@ figures; not a test.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -34,20 +33,7 @@ from indexer.build import build_chunks  # noqa: E402
 from indexer.chunker import ChunkOptions  # noqa: E402
 from indexer.model import SiteSettings  # noqa: E402
 from indexer.sync import sync_chunks, sync_docs  # noqa: E402
-
-
-class HashEmbedder:
-    """Zero-cost deterministic vectors: the benchmark is about syncing, not embedding."""
-
-    model_name = LOCAL_EMBEDDING_MODEL
-    dimension = 384
-
-    def embed_batch(self, texts):
-        out = []
-        for t in texts:
-            d = hashlib.blake2b(t.encode(), digest_size=64).digest() * 6
-            out.append([(b - 127.5) / 127.5 + 1e-3 for b in d])
-        return out
+from tests.fakes.embedder import RandomEmbedder  # noqa: E402
 
 
 def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
@@ -55,7 +41,7 @@ def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
     from indexer.job import index_docs, resolve_job
 
     settings = Settings(qdrant_path=str(qdrant))
-    index_docs(resolve_job(docs), settings, embedder=HashEmbedder(), say=lambda _: None)
+    index_docs(resolve_job(docs), settings, embedder=RandomEmbedder(model_name=LOCAL_EMBEDDING_MODEL), say=lambda _: None)
     env = {**os.environ, "QDRANT_PATH": str(qdrant), "PYTHONPATH": str(ROOT),
            "OMP_NUM_THREADS": "1"}
     for name in ("OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION", "EMBEDDING_PROVIDER"):
@@ -113,8 +99,8 @@ def main() -> int:
         print(f"corpus: {len(files)} files, {size:.2f} MB")
         site, options = SiteSettings(base_url="/book/"), ChunkOptions()
         store = QdrantStore.open(Settings(qdrant_path=str(root / "q"), collection="bench"))
-        emb = HashEmbedder()
-        timed("first index (hash embedder)", lambda: sync_docs(docs, site, options, store, emb))
+        emb = RandomEmbedder(model_name=LOCAL_EMBEDDING_MODEL)
+        timed("first index (random embedder)", lambda: sync_docs(docs, site, options, store, emb))
         noop = timed("no-op re-sync", lambda: sync_docs(docs, site, options, store, emb))
         full = timed(
             "no-op re-sync, every file re-parsed (baseline)",

@@ -14,23 +14,9 @@ Cosine levels differ by model, so the thresholds are per model (LOW_CONFIDENCE_T
 overrides `low`; `none` then stays the same distance below it). Below `low` the reader gets a
 disclaimer and related sections instead of a guess; below `none`, "I couldn't find this".
 
-- all-MiniLM-L6-v2 (w = 0.5, low = 0.35, none = 0.15), measured through the real chat path
-  (hybrid RRF candidates re-ranked, `answer_chat`) with `OMP_NUM_THREADS=1 python
-  benchmarks/bench_eval.py` on two real Docusaurus textbooks (../shared/corpora pai-ali,
-  pai-hassaan: 36 answerable + 4 unanswerable questions each) and samples/textbook
-  (32 + 8): low-confidence flags unanswerable 3/4, 3/4, 7/8 and answerable 1/36, 2/36, 1/32.
-  Any `low` in (0.31, 0.40] meets >= 75% / <= 10% on all three (0.35 is the middle). Dense-only
-  (w = 0) flags at most 1/4 of pai-hassaan's unanswerable questions at any threshold keeping
-  answerable <= 10%: they are near-topic (ros2 bag, MoveIt 2, humanoid IK). w was chosen on a
-  grid 0.1-1.0 (0.4-0.6 all work). `python -m tests.functions.calibration`
-  (sample textbook, 34 answered / 20 unrelated questions): answered 0.177-0.873 (median
-  0.629), 2/34 below low; unrelated 0.000-0.216, 20/20 below low, 19/20 below none.
-  tests/functions/test_calibration.py keeps these rates from regressing.
-- text-embedding-3-small / -large: relevant matches commonly score 0.3-0.6 and unrelated text
-  0.05-0.25, so low = 0.30, none = 0.15, w = 0 (not measured here: no network; recalibrate
-  with the same script against the real API and set LOW_CONFIDENCE_THRESHOLD).
-- text-embedding-ada-002 compresses cosines into 0.7-0.9: low = 0.78.
-- other models (tests' fake embedders): a middle ground; pass LOW_CONFIDENCE_THRESHOLD.
+The figures these values come from, and the commands that reproduce them (benchmarks/bench_eval.py
+on three books, `python -m tests.functions.calibration` on the sample), are in
+benchmarks/calibration.md; tests/functions/test_calibration.py keeps MiniLM's from regressing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A deterministic fake Embedder for tests: hashed word vectors, counted calls, no model."""
+"""Deterministic fake Embedders for tests and benchmarks: hashed word vectors (counted calls),
+the same over content words only, and random vectors per text; no model."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+
+from functions.sparse import terms
 
 _WORD = re.compile(r"\w+")
 
@@ -39,3 +42,30 @@ class FakeEmbedder:
         words = [w.lower() for w in _WORD.findall(text)] or ["<empty>"]
         vec = np.sum([_word_vector(w, self.dimension) for w in words], axis=0)
         return (vec / np.linalg.norm(vec)).tolist()
+
+
+class ContentEmbedder(FakeEmbedder):
+    """FakeEmbedder over content words only: off-topic questions then score clearly lower."""
+
+    def _embed(self, text: str) -> list[float]:
+        return super()._embed(" ".join(terms(text)))
+
+
+class RandomEmbedder:
+    """A fixed random unit vector per whole text, with no notion of meaning (a floor for
+    retrieval figures, zero cost for benchmarks); the same in every process, cached per text."""
+
+    def __init__(self, dimension: int = 384, model_name: str = "random-embedder"):
+        self.dimension = dimension
+        self.model_name = model_name
+        self.cache: dict[str, list[float]] = {}
+
+    def vector(self, text: str) -> list[float]:
+        if text not in self.cache:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+            vec = np.random.default_rng(seed).standard_normal(self.dimension)
+            self.cache[text] = (vec / np.linalg.norm(vec)).tolist()
+        return self.cache[text]
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.vector(text) for text in texts]

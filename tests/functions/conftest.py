@@ -9,38 +9,14 @@ from functions.app import create_app
 from functions.deps import Deps
 from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
 from functions.settings import Settings
-from functions.sparse import encode_document, terms
+from functions.sparse import encode_document
 from functions.store import QdrantStore
 from tests.fakes.conftest_plugin import fake_embedder, fake_openai  # noqa: F401 (fixtures)
-from tests.fakes.embedder import FakeEmbedder
+from tests.fakes.embedder import ContentEmbedder
+from tests.fakes.feedback import MemoryFeedback
 from tests.functions.book import chunks
 
 DIM = 64
-
-
-class ContentEmbedder(FakeEmbedder):
-    """FakeEmbedder over content words only: off-topic questions then score clearly lower."""
-
-    def _embed(self, text: str) -> list[float]:
-        return super()._embed(" ".join(terms(text)))
-
-
-class MemoryFeedback:
-    """FeedbackStore in memory (same interface as functions.feedback's stores)."""
-
-    def __init__(self):
-        self.answers: dict[str, dict] = {}
-        self.feedback: dict[str, tuple[str, str | None]] = {}
-
-    def record_answer(self, request_id, question, citations, low_confidence, mode) -> None:
-        self.answers[request_id] = {"question": question, "citations": citations,
-                                    "low_confidence": low_confidence, "mode": mode}
-
-    def save_feedback(self, request_id, rating, comment) -> bool:
-        if request_id not in self.answers:
-            return False
-        self.feedback[request_id] = (rating, comment)
-        return True
 
 
 def index_book(store: QdrantStore, embedder) -> None:

@@ -106,7 +106,7 @@ def test_collection_missing(client, book_store):
 
 
 def test_model_mismatch_is_a_clear_503(client):
-    from tests.functions.conftest import ContentEmbedder
+    from tests.fakes.embedder import ContentEmbedder
 
     r = client(embedder=ContentEmbedder(64, model_name="text-embedding-3-small")).post(
         "/chat", json={"question": "loop jitter"})

@@ -6,8 +6,8 @@ import pytest
 
 from functions.claims import check, split_sentences
 from functions.search_types import SearchHit
+from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
-from tests.functions.conftest import ContentEmbedder
 
 # [1] The Control Loop, [2] Loop jitter, [3] Open and closed loop, [4] Wheel Encoders,
 # [5] Counting ticks

@@ -20,8 +20,8 @@ from functions.errors import ModelMismatchError, StoreUnavailableError
 from functions.settings import Settings
 from functions.sparse import encode_document, encode_query
 from functions.store import QdrantStore
-from tests.fakes.embedder import FakeEmbedder
-from tests.functions.conftest import DIM, ContentEmbedder
+from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
+from tests.functions.conftest import DIM
 from textbook_chat_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

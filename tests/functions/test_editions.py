@@ -12,8 +12,9 @@ from functions.retrieval import Retriever, page_variants
 from functions.settings import Settings
 from functions.sparse import encode_document
 from functions.store import QdrantStore
+from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
-from tests.functions.conftest import DIM, ContentEmbedder
+from tests.functions.conftest import DIM
 
 # (version, locale, URL prefix replacing /book/docs)
 EDITIONS = [("current", "en", "/book/docs/next"), ("1.0", "en", "/book/docs"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functions.settings import Settings
 from functions.store import QdrantStore
-from tests.fakes.embedder import FakeEmbedder
-from tests.functions.conftest import DIM, ContentEmbedder
+from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
+from tests.functions.conftest import DIM
 
 
 def test_health_reports_the_ready_index(client, book_store):

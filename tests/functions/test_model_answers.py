@@ -169,7 +169,7 @@ def test_a_4000_character_assistant_turn_is_shortened(ask, fake_openai):
 def test_each_section_of_a_chunk_is_its_own_passage(fake_openai):
     from functions.generation import model_answer
     from functions.search_types import SearchHit
-    from tests.functions.conftest import ContentEmbedder
+    from tests.fakes.embedder import ContentEmbedder
 
     content = ("## Links\n\nA link is a rigid body of the robot.\n\n"
                "### Joints\n\nA revolute joint connects the head to the torso so it can tilt.")
@@ -212,7 +212,8 @@ def test_a_follow_up_in_conversational_words_is_answered_and_absent_names_still_
     under MiniLM's coverage weight it would refuse. A name the book never mentions still is."""
     from functions.answering import NAMED_REFUSAL
     from functions.store import QdrantStore
-    from tests.functions.conftest import DIM, ContentEmbedder, index_book
+    from tests.fakes.embedder import ContentEmbedder
+    from tests.functions.conftest import DIM, index_book
 
     embedder = ContentEmbedder(DIM)
     embedder.model_name = "all-MiniLM-L6-v2"  # the model whose confidence weighs word coverage

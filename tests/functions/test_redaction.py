@@ -15,7 +15,8 @@ from functions.deps import Deps
 from functions.http_errors import _LOG, _JsonFormatter, redact
 from functions.llm import OpenAIChat, OpenAIHttp
 from functions.qdrant_http import QdrantHttp
-from tests.functions.conftest import DIM, ContentEmbedder
+from tests.fakes.embedder import ContentEmbedder
+from tests.functions.conftest import DIM
 
 SECRETS = ("s3cret-Passw0rd", "qdrant-key-0123456789", "sk-proj-abcdef0123456789",
            "AKIAEXAMPLEKEY000000", "aws-secret-xyz-0123456789", "127.0.0.1:9")

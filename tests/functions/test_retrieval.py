@@ -34,7 +34,8 @@ def test_hybrid_score_blends_cosine_and_term_coverage():
 
 
 def test_hybrid_candidates_are_ranked_by_hybrid_score(book_store):
-    from tests.functions.conftest import DIM, ContentEmbedder
+    from tests.fakes.embedder import ContentEmbedder
+    from tests.functions.conftest import DIM
 
     found = Retriever(book_store, ContentEmbedder(DIM)).candidates(
         "How does a complementary filter fuse the gyroscope?")
@@ -68,7 +69,8 @@ def test_check_model_names_the_deployment_mode_that_matches_the_index(built, api
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 def test_retriever_modes_find_the_section(book_store, mode):
-    from tests.functions.conftest import DIM, ContentEmbedder
+    from tests.fakes.embedder import ContentEmbedder
+    from tests.functions.conftest import DIM
 
     hits = Retriever(book_store, ContentEmbedder(DIM)).retrieve(
         "How does a complementary filter fuse the gyroscope?", mode=mode)

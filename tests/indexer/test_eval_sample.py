@@ -6,11 +6,9 @@ that carry no meaning) must miss them, so the thresholds can tell broken retriev
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from functions.settings import Settings
@@ -22,6 +20,7 @@ from indexer.evaluate.report import JSON_KEYS
 from indexer.evaluate.runner import indexed_urls, run_eval
 from indexer.site_config import read_site_config
 from indexer.sync import sync_chunks
+from tests.fakes.embedder import RandomEmbedder
 from textbook_chat_cli.main import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "textbook"
@@ -33,21 +32,6 @@ COLLECTION = "sample-eval"
 MIN_CITES, MIN_HIT5, MIN_MRR, MAX_WRONG_ABSTAIN, MIN_ABSTAIN = 0.8, 0.9, 0.75, 0.1, 0.85
 
 pytestmark = pytest.mark.slow
-
-
-class RandomEmbedder:
-    """Deterministic vectors from a hash of the whole text: no notion of meaning at all."""
-
-    model_name = "random-embedder"
-    dimension = 384
-
-    def embed_batch(self, texts):
-        out = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-            vec = np.random.default_rng(seed).standard_normal(self.dimension)
-            out.append((vec / np.linalg.norm(vec)).tolist())
-        return out
 
 
 def local_embedder():
