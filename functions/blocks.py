@@ -141,12 +141,15 @@ def _component_blocks(text: str, start: int) -> list[TextBlock]:
     """An MDX component as the blocks its reader sees (functions.jsx_view); a component
     whose props cannot be read stays one unquoted block."""
     out: list[TextBlock] = []
-    for kind, body, noise in view(text):
-        if kind == "children":
-            out += [TextBlock(b.kind, b.text, start, b.noise or noise)
-                    for b in split_blocks(body) if b.kind != "heading"]
-        else:
-            out.append(TextBlock(kind, body, start, noise))
+    try:
+        for kind, body, noise in view(text):
+            if kind == "children":
+                out += [TextBlock(b.kind, b.text, start, b.noise or noise)
+                        for b in split_blocks(body) if b.kind != "heading"]
+            else:
+                out.append(TextBlock(kind, body, start, noise))
+    except RecursionError:  # components nested hundreds deep: not quoted, never a failure
+        out = []
     return out or [TextBlock("jsx", text, start, noise=True)]
 
 

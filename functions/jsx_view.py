@@ -33,6 +33,7 @@ _STYLE_KEYS = frozenset({
 })
 _CODE_KEYS = frozenset({"code", "solution", "snippet", "source", "example", "starter"})
 _MAX_VALUE = 2000
+_MAX_DEPTH = 8
 
 
 class _Unreadable(Exception):
@@ -73,8 +74,10 @@ def _string(s: str, i: int) -> tuple[str, int]:
     raise _Unreadable
 
 
-def _value(s: str, i: int):
+def _value(s: str, i: int, depth: int = 0):
     """A JS literal at s[i]: str, number, bool, list or dict (keys as written)."""
+    if depth > _MAX_DEPTH:
+        raise _Unreadable  # nested deeper than any prop a page shows
     i = _skip_space(s, i)
     if i >= len(s):
         raise _Unreadable
@@ -84,7 +87,7 @@ def _value(s: str, i: int):
     if ch == "[":
         items, i = [], _skip_space(s, i + 1)
         while i < len(s) and s[i] != "]":
-            item, i = _value(s, i)
+            item, i = _value(s, i, depth + 1)
             items.append(item)
             i = _skip_space(s, i)
             if i < len(s) and s[i] == ",":
@@ -103,7 +106,7 @@ def _value(s: str, i: int):
             i = _skip_space(s, i)
             if i >= len(s) or s[i] != ":":
                 raise _Unreadable  # shorthand or spread: not literal data
-            obj[key], i = _value(s, i + 1)
+            obj[key], i = _value(s, i + 1, depth + 1)
             i = _skip_space(s, i)
             if i < len(s) and s[i] == ",":
                 i = _skip_space(s, i + 1)
@@ -114,16 +117,32 @@ def _value(s: str, i: int):
     raise _Unreadable
 
 
+def _skip_string(s: str, i: int) -> int:
+    """Past the JS string at s[i], template `${…}` parts included, without reading it."""
+    quote, i, depth = s[i], i + 1, 0
+    while i < len(s):
+        ch = s[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if quote == "`" and s.startswith("${", i):
+            depth, i = depth + 1, i + 2
+            continue
+        if depth and ch == "}":
+            depth -= 1
+        elif not depth and ch == quote:
+            return i + 1
+        i += 1
+    return len(s)
+
+
 def _skip_expression(s: str, i: int) -> int:
     """Past a `{…}` attribute value that is not literal data (strings and braces balanced)."""
     depth = 0
     while i < len(s):
         ch = s[i]
         if ch in "\"'`":
-            try:
-                _, i = _string(s, i)
-            except _Unreadable:
-                return len(s)
+            i = _skip_string(s, i)
             continue
         if ch == "{":
             depth += 1
@@ -199,6 +218,13 @@ def _text(value) -> str | None:
 
 def view(text: str) -> list[tuple[str, str, bool]]:
     """The component as (kind, Markdown, noise) blocks in reading order; [] when unreadable."""
+    try:
+        return _view(text)
+    except (_Unreadable, ValueError, IndexError, RecursionError):
+        return []  # a component this scanner cannot read is not quoted, never a failed answer
+
+
+def _view(text: str) -> list[tuple[str, str, bool]]:
     parsed = parse_component(text)
     if parsed is None:
         return []

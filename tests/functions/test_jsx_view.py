@@ -75,3 +75,13 @@ def test_unreadable_props_are_skipped_never_guessed():
     # an unclosed brace: the rest of the section stays one unquoted block
     assert [(b.kind, b.noise) for b in split_blocks("<Broken a={\n\nText after.")] == [
         ("jsx", True)]
+
+
+def test_pathological_props_never_fail_an_answer():
+    deep = "<A x={" + "[" * 3000 + "]" * 3000 + "} />"
+    assert view(deep) == []
+    assert view('<A x="unterminated />') == []
+    assert view("<A x={{a: `${b}`}} y=\"ok text\" />") == [("definition", "- **Y**: ok text",
+                                                            False)]
+    nested = "<A>\n" * 2000 + "text\n" + "</A>\n" * 2000
+    assert [b.kind for b in split_blocks(nested)] == ["jsx"]
