@@ -50,6 +50,11 @@ _UNITS_OF = {
     "duration": {"duration", "s", "ms", "second", "minute", "hour", "min", "day"},
     "bandwidth": {"bandwidth", "mbps", "gbps", "kbps", "mb/s"},
 }
+_MEASURES = frozenset({
+    "ml", "l", "liter", "litre", "g", "kg", "mg", "%", "percent", "$", "€", "£", "usd", "w",
+    "kw", "v", "mah", "wh", "kwh", "kb", "mb", "gb", "tb", "hz", "mhz", "ghz", "tops", "flops",
+    "tflops", "ms", "s", "min", "h", "hour", "minute", "second", "day",
+})
 _UNIT_WORDS = frozenset({
     "second", "millisecond", "microsecond", "minute", "hour", "day", "step", "cycle", "tick",
     "frame", "sample", "meter", "metre", "centimeter", "millimeter", "kilometer", "degree",
@@ -90,6 +95,9 @@ def quantity_words(question: str) -> set[str] | None:
     words = set(terms(match.group(1)))
     for word in list(words):
         words |= _ABBREVIATIONS.get(word, set())
+    if match.group(0).lower().split()[1] == "much":
+        # "how much water / storage / power": an amount is measured, in any unit
+        words |= _MEASURES
     return words
 
 

@@ -109,11 +109,13 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
 
     current = page_key(page_url)
     best = max((h.dense_score for h in hits), default=0.0)
+    best_fused = max((h.score for h in hits), default=0.0)
     keep_skipped = _wanted(question)
     sources: list[SearchHit] = []
     out: list[Candidate] = []
     for rank, hit in enumerate(list(hits)[:SOURCES]):
-        if hit.dense_score < WEAK_SOURCE * best:
+        # weak by meaning and by retrieval's own score (which lifts the reader's page)
+        if hit.dense_score < WEAK_SOURCE * best and hit.score < WEAK_SOURCE * best_fused:
             continue
         for part in split_hit(hit):
             title = str(part.payload.get("section_title", ""))

@@ -117,6 +117,8 @@ def test_quantity_questions_need_a_number_of_their_unit():
     assert states_quantity("a horizon of 20 steps", horizon)
     assert not states_quantity("update_rate: 1000  # Hz", horizon)
     assert quantity_words("How long does it take in ROS?") == set()  # ROS is no unit
+    # "how much" asks for an amount in any unit of measure
+    assert states_quantity("Give it 60 ml per minute.", quantity_words("How much water?"))
     # a comparison is not a number
     assert quantity_words("What is the speed versus accuracy trade-off of the models?") is None
 
