@@ -15,6 +15,7 @@ from functions.contract import Chunk, chunk_id
 from functions.errors import ConfigError
 from indexer.collisions import Claim, resolve
 from indexer.discover import partials, sources
+from indexer.lint import doc_warnings
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import doc_key
 
@@ -131,25 +132,6 @@ def _in_edition(chunk: Chunk, route, source_hash: str) -> Chunk:
         untranslated=route.untranslated,
         chunk_id=chunk_id(chunk.doc_path, chunk.chunk_index, route.edition),
     )
-
-
-def doc_warnings(doc, chunks) -> list[Problem]:
-    """Things that index but are probably not what the author meant."""
-    out = []
-    if not chunks:
-        out.append(Problem(doc.source, None, "has no text to index (empty, or headings only); "
-                           "readers' questions cannot be answered from it"))
-    for section in doc.sections:
-        for block in section.blocks:
-            lines = block.text.strip().splitlines()
-            if block.kind != "code" or not lines:
-                continue
-            opener = lines[0].lstrip()
-            fence = opener[: len(opener) - len(opener.lstrip(opener[:1]))] if opener[:1] in "`~" else ""
-            if len(fence) >= 3 and (len(lines) == 1 or not lines[-1].strip().startswith(fence)):
-                out.append(Problem(doc.source, block.line, f"this {fence} code fence is never "
-                                   "closed, so the rest of the page is shown as code; close it"))
-    return out
 
 
 def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options: ChunkOptions) -> str:
