@@ -8,11 +8,11 @@ from pathlib import Path
 
 from functions.errors import ConfigError
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.discover import discover
 from indexer.job import index_docs, resolve_job, say_stderr, shown
 from indexer.report import print_summary
 from textbook_chat_cli.api import Question, ask
+from textbook_chat_cli.index import indexed_pages
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "samples" / "textbook"
 DEMO_QUESTIONS = (
@@ -76,12 +76,5 @@ def cmd_demo(args) -> int:
 def _holds_another_book(settings: Settings, docs: Path) -> bool:
     """True when the target collection already holds docs the sample book does not have (an
     author's book): the demo must not sync over it (a sync deletes docs it does not see)."""
-    store = QdrantStore.open(settings)
-    try:
-        if not store.exists():
-            return False
-        ours = set(discover(docs))
-        return any(p.get("doc_path") not in ours for _, p in store.scroll_payloads(["doc_path"]))
-    finally:
-        store.close()
+    return bool(indexed_pages(settings) - set(discover(docs)))
 

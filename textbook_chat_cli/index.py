@@ -46,9 +46,39 @@ def cmd_index(args) -> int:
                           problems=built.failed, warnings=built.warnings)
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
-    summary = index_docs(job, Settings.from_env(os.environ), recreate=args.recreate)
+    settings = Settings.from_env(os.environ)
+    if not args.recreate:
+        _refuse_another_book(settings, job.docs_dir)
+    summary = index_docs(job, settings, recreate=args.recreate)
     print_summary(summary, as_json=args.json, export=args.export)
     return 1 if summary.failed else 0
+
+
+def indexed_pages(settings: Settings) -> set[str]:
+    """The doc paths the target collection holds (empty when it does not exist yet)."""
+    from functions.store import QdrantStore
+
+    store = QdrantStore.open(settings)
+    try:
+        if not store.exists():
+            return set()
+        return {str(p.get("doc_path")) for _, p in store.scroll_payloads(["doc_path"])}
+    finally:
+        store.close()
+
+
+def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
+    """A sync deletes what the folder lacks: a collection holding none of this folder's pages
+    is another book, and indexing over it would delete it without a word."""
+    from indexer.discover import discover
+
+    held = indexed_pages(settings)
+    if held and not held & set(discover(docs_dir)):
+        raise ConfigError(
+            f"The collection {settings.collection!r} holds another book ({len(held)} "
+            f"page{'s' if len(held) != 1 else ''}, none of them in {docs_dir}). Index this book into its own collection "
+            f"(QDRANT_COLLECTION=name textbook-chat index {docs_dir}), or replace the other "
+            "book with --recreate.")
 
 
 def cmd_check(args) -> int:

@@ -121,3 +121,20 @@ def test_demo_never_syncs_over_an_authors_book(tmp_path):
     assert "QDRANT_COLLECTION=sample-textbook textbook-chat ask" in demo.stderr
     ask = cli(tmp_path, "ask", "What flies on a string?")
     assert "docs/mine#kites" in ask.stdout  # the author's index is untouched
+
+
+def test_index_never_syncs_over_another_book(tmp_path):
+    for name, text in (("kites", "# Kites\n\n## Lines\n\nA kite flies on a string.\n"),
+                       ("boats", "# Boats\n\n## Sails\n\nA boat sails on the wind.\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.md").write_text(text)
+    assert cli(tmp_path, "index", "kites").returncode == 0
+    other = cli(tmp_path, "index", "boats")
+    assert other.returncode == 2, other.stderr
+    assert "holds another book (1 page, none of them in boats)" in other.stderr
+    assert "Traceback" not in other.stderr
+    ask = cli(tmp_path, "ask", "What flies on a string?")
+    assert "kites#lines" in ask.stdout  # nothing was deleted
+    (tmp_path / "kites" / "more.md").write_text("# More\n\nKites need wind.\n")
+    assert cli(tmp_path, "index", "kites").returncode == 0  # the same book syncs as before
+    assert cli(tmp_path, "index", "boats", "--recreate").returncode == 0
