@@ -37,6 +37,7 @@ RANK_STEP = 0.02
 SECOND_BLOCK = 0.05  # a block from another section joins when it scores within this of the best
 COVER_MARGIN = 0.15  # a block covering the question's other terms may be this much weaker
 COVER_GAIN = 0.2  # … when it holds this share (by weight) of the terms the best one lacks
+DEFINES = 0.08  # "What is X?": a block that defines X (X is…, a row or line headed X) gains this
 QUANTITY_MARGIN = 0.08  # how much less relevant a block stating the asked number may be
 MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
 MAX_LIST_ITEMS = 12
@@ -153,6 +154,52 @@ def _shown(c: Candidate) -> str:
     return plain(_shown_markdown(c))
 
 
+_WHAT_IS = re.compile(
+    r"^\s*(?:what(?:'s|\s+is|\s+are)|define|what\s+does|what\s+do)\s+(?:an?\s+|the\s+)?"
+    r"(?P<subject>[^?]{2,60}?)(?:\s+(?:mean|stand\s+for))?\s*\??\s*$", re.I)
+_DEFINING = r"\s+(?:is|are|means?|refers?\s+to|describes?|stands?\s+for)\b"
+
+
+def defined_term(question: str) -> str | None:
+    """The head word of what a definition question asks about ("What is loop jitter?" →
+    "jitter"), as a stemmed term; None for other questions."""
+    match = _WHAT_IS.match(question)
+    if match is None:
+        return None
+    subject = re.split(r"\s+(?:mean|stand|in|of|for|on|with|when|during|and|or|vs\.?|versus)\b",
+                       match.group("subject"), maxsplit=1, flags=re.I)[0]
+    if re.match(r"(?:the\s+)?(?:differences?|relationship|trade-?offs?|best|right)\b", subject,
+                re.I):
+        return None  # "what is the difference between …" compares, it defines nothing
+    words = terms(subject)
+    return words[-1] if words else None
+
+
+def _defines(text: str, term: str) -> bool:
+    """Whether a block defines the term: a sentence "(The) … term is/means …", a table row or
+    a definition line whose first cell is the term."""
+    for line in plain_lines(text).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        head = cells[0] if len(cells) > 1 else line.split(":", 1)[0] if ":" in line else ""
+        if head and terms(head)[-1:] == [term] and len(head) <= 60:
+            return True
+    for sentence in _sentences(plain(text)):
+        first = re.split(_DEFINING, sentence, maxsplit=1, flags=re.I)
+        if len(first) == 2 and len(first[0]) <= 60 and terms(first[0])[-1:] == [term]:
+            return True
+    return False
+
+
+def _defining_rows(text: str, term: str) -> str | None:
+    """A table cut to its header and the rows headed by the term (None: no such row)."""
+    lines = text.split("\n")
+    if len(lines) < 3:
+        return None
+    rows = [ln for ln in lines[2:]
+            if terms(ln.strip().strip("|").split("|")[0])[-1:] == [term]]
+    return "\n".join(lines[:2] + rows) if rows else None
+
+
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
     """A paragraph announcing what follows ("Options, depending on budget:") with nothing
     quotable after it in its section: alone it says nothing."""
@@ -186,6 +233,11 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
         if c.block.kind == "paragraph" and len(plain(c.block.text)) < 40:
             c.score *= 0.8  # a fragment rarely answers on its own
         c.score -= RANK_STEP * c.rank  # ties go to the better-ranked chunk
+    term = defined_term(question)
+    if term is not None:
+        for c in cands:
+            if _defines(c.block.text, term):
+                c.score += DEFINES
 
 
 def _sentences(text: str) -> list[str]:
@@ -272,6 +324,9 @@ def _render(c: Candidate, question: str) -> str:
     n = c.source + 1
     lead, follow = _lead_in(c), _follow_on(c)
     body = strip_markers(_trim_block(c.block, question))
+    term = defined_term(question)
+    if c.block.kind == "table" and term is not None:
+        body = strip_markers(_defining_rows(c.block.text, term) or body)
     if c.block.kind == "paragraph":
         body = _trim_paragraph(body, question)
         if follow is not None:

@@ -135,6 +135,24 @@ def test_a_lead_in_with_nothing_after_it_is_never_quoted_alone():
     assert "depending on budget" not in composed.text
 
 
+def test_what_is_x_prefers_the_block_that_defines_x():
+    from functions.extractive import defined_term
+    from functions.sparse import terms
+
+    aside = hit("Filters here assume a constant dt. If your loop jitters badly, pass the real "
+                "elapsed time into the filter.", "median-filter", "Median filter", dense=0.56)
+    terms_table = hit("Two numbers describe a loop's timing:\n\n| Term | Meaning |\n|---|---|\n"
+                      "| Loop rate | Ticks per second |\n| Jitter | How much the period varies "
+                      "from tick to tick |\n| Latency | Sensor to actuator time |",
+                      "loop-timing", "Loop timing", dense=0.5, pid=2)
+    text, cites = shown("What is loop jitter?", [aside, terms_table])
+    assert cites[0]["section_title"] == "Loop timing"
+    assert "| Jitter | How much the period varies from tick to tick |" in text
+    assert "Loop rate" not in text  # the table is cut to the row that answers
+    assert defined_term("What is the difference between topics and services?") is None
+    assert defined_term("What does DVFS stand for?") == terms("DVFS")[0]
+
+
 def test_a_long_paragraph_is_cut_to_whole_sentences():
     filler = " ".join(f"Sentence {i} talks about something unrelated to motors." for i in range(20))
     content = filler + " Stepper motors hold position without feedback. " + filler
