@@ -200,6 +200,17 @@ def _defining_rows(text: str, term: str) -> str | None:
     return "\n".join(lines[:2] + rows) if rows else None
 
 
+_COMPARES = re.compile(r"\b(?:differ\w*|versus|vs\.?|compare\w*|better|instead|rather|"
+                       r"whereas|each\s+one)\b", re.I)
+
+
+def compared_terms(question: str) -> set[str]:
+    """For a comparison question ("visual versus collision geometry", "how do topics and
+    services differ"), its terms: a section titled by one of them that the best block's title
+    lacks is the other side of the comparison. Empty for other questions."""
+    return set(terms(question)) if _COMPARES.search(question) else set()
+
+
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
     """A paragraph announcing what follows ("Options, depending on budget:") with nothing
     quotable after it in its section: alone it says nothing."""
@@ -367,8 +378,11 @@ def compose(question: str, hits: Sequence[SearchHit],
               and plain(c.block.text) not in seen and seen not in plain(c.block.text)]
     # the block that covers what the question asks and the best one leaves out ("how do
     # reliability and durability differ": the durability section), else one nearly as good
+    compared = compared_terms(question)
+    best_title = set(terms(best.title))
     covering = [c for c in others if c.score >= best.score - COVER_MARGIN
-                and sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN]
+                and ((compared & set(terms(c.title))) - best_title
+                     or sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN)]
     if covering:
         parts.append(covering[0])
     elif others and others[0].score >= best.score - SECOND_BLOCK:

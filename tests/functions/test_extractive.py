@@ -194,6 +194,22 @@ def test_a_second_section_joins_for_what_the_first_leaves_out():
     assert [c["section_title"] for c in cites] == ["Reliability", "Durability"]
 
 
+def test_a_comparison_quotes_the_section_of_each_side():
+    collision = hit("Collision geometry should be simpler than the visual geometry: boxes and "
+                    "cylinders keep contact checks fast.", "collision", "Collision Properties",
+                    dense=0.8)
+    visual = hit("The visual geometry of a link can be a detailed mesh: it is only drawn.",
+                 "visual", "Visual Properties", dense=0.7, pid=2)
+    inertia = hit("The inertia of a link sets how it accelerates.", "inertia", "Inertial",
+                  dense=0.72, pid=3)
+    question = "How should the visual geometry of a link differ from its collision geometry?"
+    _, cites = shown(question, [collision, inertia, visual])
+    assert [c["section_title"] for c in cites] == ["Collision Properties", "Visual Properties"]
+    # the same blocks for a question that compares nothing: one section
+    _, alone = shown("How simple should collision geometry be?", [collision, inertia, visual])
+    assert [c["section_title"] for c in alone] == ["Collision Properties"]
+
+
 def test_quantity_question_needs_a_number_of_that_unit():
     content = "The battery warns at 10 percent and shuts down the arms at 5 percent."
     composed = compose("How many hours can it run on one charge?", [hit(content)])
