@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from functions.errors import ConfigError
+from functions.errors import ConfigError, StoreUnavailableError
 from functions.settings import Settings
 from indexer.build import export_jsonl, require_docs
 from indexer.job import build, index_docs, say_stderr
@@ -72,7 +72,10 @@ def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
     is another book, and indexing over it would delete it without a word."""
     from indexer.discover import discover
 
-    held = indexed_pages(settings)
+    try:
+        held = indexed_pages(settings)
+    except StoreUnavailableError:
+        return  # a half-written or older index: `index` itself rebuilds or moves it over
     if held and not held & set(discover(docs_dir)):
         raise ConfigError(
             f"The collection {settings.collection!r} holds another book ({len(held)} "
