@@ -9,7 +9,7 @@ bench_eval's) and the OpenAI mode's model request is built by the code itself:
 functions.prompt.chat_messages(question, hits). Counted with cl100k_base, the tokenizer shipped in
 functions/data (text-embedding-3-small's own; gpt-4o-mini's o200k_base counts English text within
 a few percent of it), plus OpenAI's 3 tokens per message and 3 priming the reply. The reply is at
-most functions.llm.OpenAIChat.max_tokens (800); the table prices it at that ceiling and at 250
+most functions.openai_http.OpenAIChat.max_tokens (800); the table prices it at that ceiling and at 250
 (an assumed typical cited paragraph: no model runs here). A follow-up adds the rewrite request
 (functions.prompt.rewrite_messages, at most 60 tokens out), shown for one previous turn.
 The reply's claim check (functions/claims.py) embeds its sentences and the cited passages' windows

@@ -97,7 +97,7 @@ class Deps:
 
     # --- model providers ---------------------------------------------------------------------
     def _openai_http(self):
-        from functions.llm import OpenAIHttp
+        from functions.openai_http import OpenAIHttp
 
         s = self.settings
         return OpenAIHttp(s.openai_api_key or "", s.openai_base_url)
@@ -108,7 +108,7 @@ class Deps:
         def build():
             if self.settings.chat_provider != "openai":
                 return None
-            from functions.llm import OpenAIChat
+            from functions.openai_http import OpenAIChat
 
             return OpenAIChat(self._openai_http(), model=self.settings.chat_model)
         return self._get("chat_model", build)
@@ -118,9 +118,9 @@ class Deps:
         def build():
             s = self.settings
             if s.embedding_provider == "openai":  # httpx: the SDK would add ~1 s of cold start
-                from functions.llm import HttpOpenAIEmbedder
+                from functions.openai_http import OpenAIEmbedder
 
-                return HttpOpenAIEmbedder(self._openai_http(), s.embedding_model)
+                return OpenAIEmbedder(self._openai_http(), s.embedding_model)
             try:
                 from functions.embeddings.factory import make_embedder
             except ImportError:  # the factory is optional: the local model is the default

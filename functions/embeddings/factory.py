@@ -6,16 +6,10 @@ from functions.embeddings import Embedder
 from functions.errors import ConfigError
 from functions.settings import OPENAI_EMBEDDING_MODEL, Settings
 
-# output sizes of the models we know; another OpenAI-compatible model needs EMBEDDING_DIMENSION
-KNOWN_DIMENSIONS = {
-    "text-embedding-3-small": 1536,
-    "text-embedding-3-large": 3072,
-    "text-embedding-ada-002": 1536,
-}
-
 
 def make_embedder(settings: Settings, dimension: int | None = None) -> Embedder:
-    """The local MiniLM or the OpenAI embedder, per settings.embedding_provider."""
+    """The local MiniLM or the OpenAI embedder (with the indexer's retry budget), per
+    settings.embedding_provider."""
     if settings.embedding_provider == "local":
         from functions.embeddings.local import MODEL_NAME, LocalMiniLM
 
@@ -26,6 +20,8 @@ def make_embedder(settings: Settings, dimension: int | None = None) -> Embedder:
             )
         return LocalMiniLM()
     if settings.embedding_provider == "openai":
+        from functions.openai_http import INDEX_BUDGET, KNOWN_DIMENSIONS, OpenAIEmbedder, OpenAIHttp
+
         if not settings.openai_api_key:
             raise ConfigError("EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY to be set.")
         model = settings.embedding_model or OPENAI_EMBEDDING_MODEL
@@ -35,10 +31,9 @@ def make_embedder(settings: Settings, dimension: int | None = None) -> Embedder:
                 f"The size of {model!r}'s vectors is not known; use one of "
                 f"{', '.join(KNOWN_DIMENSIONS)} or pass its dimension."
             )
-        from functions.embeddings.openai_provider import OpenAIEmbedder
-
-        return OpenAIEmbedder(api_key=settings.openai_api_key, base_url=settings.openai_base_url,
-                              model=model, dimension=size)
+        # the query side's is built in functions.deps with the request's budget
+        http = OpenAIHttp(settings.openai_api_key, settings.openai_base_url, **INDEX_BUDGET)
+        return OpenAIEmbedder(http, model, dimension=size)
     raise ConfigError(
         f"EMBEDDING_PROVIDER={settings.embedding_provider!r} is not known; use local or openai."
     )

@@ -12,7 +12,7 @@ from mangum import Mangum
 from starlette.testclient import TestClient
 
 from functions.app import create_app
-from functions.llm import OpenAIChat, OpenAIHttp
+from functions.openai_http import OpenAIChat, OpenAIHttp
 from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
 from tests.functions.events import function_url, http_api_v2
 

@@ -1,4 +1,5 @@
-"""OpenAIEmbedder with the real openai client over HTTP to the fake OpenAI-compatible server."""
+"""The index side's OpenAIEmbedder (the indexer's retry budget) over real HTTP to the fake
+OpenAI-compatible server; the query side's budget is tested in test_openai_http.py."""
 
 from __future__ import annotations
 
@@ -7,18 +8,19 @@ import time
 
 import pytest
 
+from functions.deps import Deps
 from functions.embeddings.factory import make_embedder
-from functions.embeddings.openai_provider import OpenAIEmbedder
 from functions.errors import ConfigError, UpstreamError
+from functions.openai_http import INDEX_BUDGET, OpenAIEmbedder, OpenAIHttp
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, embedding_for
 
 
-def make(server: FakeOpenAI, **kwargs) -> OpenAIEmbedder:
+def make(server: FakeOpenAI, dimension: int | None = None, **budget) -> OpenAIEmbedder:
     waits: list[float] = []
-    kwargs.setdefault("timeout", 5.0)
-    embedder = OpenAIEmbedder(api_key="test-key", base_url=server.base_url,
-                              sleep=waits.append, **kwargs)
+    http = OpenAIHttp("test-key", server.base_url, sleep=waits.append,
+                      **{**INDEX_BUDGET, "timeout": 5.0, **budget})
+    embedder = OpenAIEmbedder(http, dimension=dimension)
     embedder.waits = waits  # the backoff sleeps it asked for, instead of sleeping
     return embedder
 
@@ -118,3 +120,30 @@ def test_factory_builds_local_without_loading_it():
 def test_factory_refuses_unknown_local_model():
     with pytest.raises(ConfigError, match="cannot run locally"):
         make_embedder(Settings.from_env({"EMBEDDING_MODEL": "bge-small"}))
+
+
+def test_the_index_and_the_query_side_send_the_same_request_with_their_own_budgets(fake_openai):
+    settings = Settings.from_env({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_openai.base_url})
+    index_side, query_side = make_embedder(settings), Deps(settings).embedder
+    assert index_side.embed_batch(["loop jitter"]) == query_side.embed_batch(["loop jitter"])
+    indexed, queried = fake_openai.embedding_requests
+    assert indexed.body == queried.body and "dimensions" not in indexed.body
+    assert (index_side.http.max_retries, index_side.http.deadline) == (5, None)
+    assert (query_side.http.max_retries, query_side.http.deadline) == (2, 20.0)
+
+
+def test_dimensions_is_sent_only_to_shorten_a_models_vectors():
+    with FakeOpenAI(dimension=3072) as server:
+        http = OpenAIHttp("k", server.base_url)
+        for dimension in (None, 256):
+            OpenAIEmbedder(http, "text-embedding-3-large", dimension).embed_batch(["a"])
+    native, shortened = (r.body for r in server.embedding_requests)
+    assert "dimensions" not in native and shortened["dimensions"] == 256
+
+
+def test_vectors_of_another_size_are_refused_on_both_sides():
+    with FakeOpenAI(dimension=8) as server:  # serves another model under the name
+        settings = Settings.from_env({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url})
+        for embedder in (make_embedder(settings), Deps(settings).embedder):
+            with pytest.raises(UpstreamError, match="returned 8-d vectors, expected 1536"):
+                embedder.embed_batch(["a"])

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from functions import deadline
-from functions.llm import OpenAIChat, OpenAIHttp
+from functions.openai_http import OpenAIChat, OpenAIHttp
 from functions.prompt import SYSTEM
 from functions.ratelimit import MemorySpendCap
 

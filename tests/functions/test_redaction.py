@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from functions.app import create_app
 from functions.deps import Deps
 from functions.http_errors import _LOG, _JsonFormatter, redact
-from functions.llm import OpenAIChat, OpenAIHttp
+from functions.openai_http import OpenAIChat, OpenAIHttp
 from functions.qdrant_http import QdrantHttp
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.llm import OpenAIChat, OpenAIHttp
+from functions.openai_http import OpenAIChat, OpenAIHttp
 from tests.functions.book import ALL_URLS
 
 

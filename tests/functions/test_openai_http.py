@@ -7,7 +7,7 @@ import time
 import pytest
 
 from functions.errors import UpstreamError
-from functions.llm import HttpOpenAIEmbedder, OpenAIChat, OpenAIHttp
+from functions.openai_http import OpenAIChat, OpenAIEmbedder, OpenAIHttp
 from tests.fakes.openai_server import embedding_for
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
@@ -68,7 +68,7 @@ def test_retry_after_longer_than_the_deadline_fails_fast(fake_openai):
 
 
 def test_http_embedder_matches_the_server(fake_openai):
-    emb = HttpOpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url))
+    emb = OpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url))
     assert emb.dimension == 1536
     vecs = emb.embed_batch(["loop jitter", "encoders"])
     assert vecs[0] == pytest.approx(embedding_for("loop jitter", 1536), abs=1e-6)
