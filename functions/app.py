@@ -140,12 +140,12 @@ def selection_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
         from functions.budget import check_rate
         from functions.selection import answer_selection
-        from functions.validation import selection_request
+        from functions.validation import check_size, selection_request
 
         check_rate(deps.rate_limiter, ip)
         req = selection_request(parse_json(raw))
-        result = answer_selection(req, deps.chat_model, deps.spend_cap,
-                                  deps.settings.max_selection_tokens)
+        tokens = check_size(req.selected_text, deps.settings.max_selection_tokens)
+        result = answer_selection(req, deps.chat_model, deps.spend_cap, tokens)
         _record(deps, request_id, req.question, result, "selection")
         return result
     return work

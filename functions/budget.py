@@ -1,8 +1,9 @@
-"""Per-client rate limits and the deployment's daily token budget, as 429 errors for readers."""
+"""Per-client rate limits and the deployment's daily token budget: LimitReached when one is used
+up (the edge answers it as a 429 with Retry-After, functions.http_errors.from_exception)."""
 
 from __future__ import annotations
 
-from functions.http_errors import ApiError
+from functions.errors import LimitReached
 
 
 def approx_tokens(text: str) -> int:
@@ -14,8 +15,8 @@ def approx_tokens(text: str) -> int:
 def check_rate(limiter, client_id: str) -> None:
     wait = limiter.hit(client_id)
     if wait is not None:
-        raise ApiError(
-            429, "rate_limited",
+        raise LimitReached(
+            "rate_limited",
             f"You are asking questions faster than this site allows; please wait "
             f"{_human(wait)} and try again.",
             retry_after=wait,
@@ -26,8 +27,8 @@ def reserve(spend_cap, tokens: int) -> int:
     """Reserve tokens from the daily budget; returns what was reserved (settle it later)."""
     wait = spend_cap.reserve(tokens)
     if wait is not None:
-        raise ApiError(
-            429, "daily_budget",
+        raise LimitReached(
+            "daily_budget",
             f"The assistant has used up today's budget for this site; it will answer again in "
             f"about {_human(wait)}.",
             retry_after=wait,

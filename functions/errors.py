@@ -24,6 +24,16 @@ class StoreUnavailableError(TextbookChatError):
     """Qdrant cannot be reached or the collection does not exist."""
 
 
+class LimitReached(TextbookChatError):
+    """A reader's rate limit or the site's daily budget is used up. `code` says which
+    (rate_limited, daily_budget); `retry_after` is the seconds until it resets."""
+
+    def __init__(self, code: str, message: str, retry_after: float):
+        super().__init__(message)
+        self.code = code
+        self.retry_after = retry_after
+
+
 class UpstreamError(TextbookChatError):
     """The model provider failed (after retries)."""
 

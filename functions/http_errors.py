@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 
 from functions.errors import (
     ConfigError,
+    LimitReached,
     ModelMismatchError,
     StoreUnavailableError,
     TextbookChatError,
@@ -86,6 +87,8 @@ def from_exception(exc: BaseException) -> ApiError:
     """The ApiError a reader sees for any exception: never a stack trace or internal detail."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, LimitReached):
+        return ApiError(429, exc.code, str(exc), retry_after=exc.retry_after)
     if isinstance(exc, ModelMismatchError):
         return ApiError(503, "model_mismatch", str(exc))
     if isinstance(exc, StoreUnavailableError):

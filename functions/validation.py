@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from functions.http_errors import ApiError
+from functions.tokens import count_tokens
 
 MAX_QUESTION_CHARS = 2000
 MAX_HISTORY_MESSAGES = 40  # only the last 6 turns are used; more is a misbehaving client
@@ -230,6 +231,22 @@ def selection_request(data: dict) -> SelectionRequest:
     heading = _text(data, "heading", False, 300)
     return SelectionRequest(question, selected, _url(data, "page_url"), anchor or None,
                             " ".join(heading.split()) if heading else None)
+
+
+def check_size(selected_text: str, max_tokens: int) -> int:
+    """The selection's token count, refused past max_tokens. A cl100k token is at least one
+    UTF-8 byte, so short selections skip loading tiktoken (~0.8 s of cold start)."""
+    size = len(selected_text.encode("utf-8"))
+    if size <= max_tokens:
+        return size
+    tokens = count_tokens(selected_text)
+    if tokens > max_tokens:
+        raise ApiError(
+            413, "selection_too_large",
+            f"The selected text is {tokens:,} tokens long; select at most {max_tokens:,} "
+            "(about a few paragraphs) and ask again.",
+        )
+    return tokens
 
 
 def feedback_request(data: dict) -> FeedbackRequest:

@@ -103,6 +103,26 @@ def test_rate_limit_by_client_ip(client):
     assert 1 <= int(r.headers["retry-after"]) <= 60
 
 
+def test_a_used_up_limit_is_a_domain_error_the_edge_answers_as_a_429(client):
+    from functions.budget import check_rate
+    from functions.errors import LimitReached
+    from functions.http_errors import ApiError
+    from functions.ratelimit import MemoryRateLimiter
+
+    limiter = MemoryRateLimiter(1, 100)
+    check_rate(limiter, "a")
+    with pytest.raises(LimitReached) as err:
+        check_rate(limiter, "a")
+    assert not isinstance(err.value, ApiError) and err.value.code == "rate_limited"
+    c = client(rate_limiter=MemoryRateLimiter(1, 100))
+    c.post("/chat", json={"question": "loop jitter"})
+    r = c.post("/chat", json={"question": "loop jitter"})
+    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+    assert r.json()["error"]["message"].startswith(
+        "You are asking questions faster than this site allows; please wait ")
+    assert 1 <= int(r.headers["retry-after"]) <= 60
+
+
 def test_spend_cap(client, book_settings):
     from functions.ratelimit import MemorySpendCap
 

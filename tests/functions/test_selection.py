@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from functions.http_errors import ApiError
-from functions.selection import NOT_IN_SELECTION, answer_selection, check_size, model_answer
-from functions.validation import SelectionRequest
+from functions.selection import NOT_IN_SELECTION, answer_selection, model_answer
+from functions.validation import SelectionRequest, check_size
 
 REQ = SelectionRequest("What is jitter?", "Jitter is the variation of the loop period.",
                        "https://s.io/docs/loop#old", "loop-jitter")
