@@ -15,7 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from functions.budget import check_rate
+from functions.contract import META_MODEL, META_SYNCED_AT
 from functions.crosssite import JsonCORSMiddleware, OriginRule, check_request
+from functions.errors import StoreUnavailableError
 from functions.http_errors import (
     REQUEST_ID_HEADER,
     ApiError,
@@ -28,7 +31,13 @@ from functions.http_errors import (
     new_request_id,
     operator_detail,
 )
-from functions.validation import parse_json
+from functions.validation import (
+    chat_request,
+    check_size,
+    feedback_request,
+    parse_json,
+    selection_request,
+)
 
 BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
              "sources": 64 * 1024}
@@ -107,11 +116,12 @@ def _record(deps, request_id: str, question: str, result: dict, mode: str) -> No
             error=operator_detail(exc)[:300])
 
 
+# Each route's answer code (answering, sources, selection) and retrieval are imported on first
+# use, so each Lambda function loads only its own: the selection function never imports
+# retrieval, the store or an embedder (test_handlers checks).
 def chat_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
         from functions.answering import answer_chat
-        from functions.budget import check_rate
-        from functions.validation import chat_request
 
         check_rate(deps.rate_limiter, ip)
         req = chat_request(parse_json(raw))
@@ -126,9 +136,7 @@ def sources_work(deps) -> Work:
     """POST /sources: the /chat body, answered with the sections found (functions.sources).
     Its own rate-limit bucket, so asking for sources never uses up a reader's questions."""
     def work(raw: bytes, ip: str, request_id: str) -> dict:
-        from functions.budget import check_rate
         from functions.sources import find_sources
-        from functions.validation import chat_request
 
         check_rate(deps.rate_limiter, f"{ip}|sources")
         req = chat_request(parse_json(raw))
@@ -138,9 +146,7 @@ def sources_work(deps) -> Work:
 
 def selection_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
-        from functions.budget import check_rate
         from functions.selection import answer_selection
-        from functions.validation import check_size, selection_request
 
         check_rate(deps.rate_limiter, ip)
         req = selection_request(parse_json(raw))
@@ -153,9 +159,6 @@ def selection_work(deps) -> Work:
 
 def feedback_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
-        from functions.budget import check_rate
-        from functions.validation import feedback_request
-
         check_rate(deps.rate_limiter, ip)
         req = feedback_request(parse_json(raw))
         if not deps.feedback.save_feedback(req.request_id, req.rating, req.comment):
@@ -181,8 +184,6 @@ def health(deps):
 
 def index_status(deps) -> dict:
     """What /chat will search: collection, model, chunk count, last sync; raises when unusable."""
-    from functions.contract import META_MODEL, META_SYNCED_AT
-    from functions.errors import StoreUnavailableError
     from functions.retrieval import check_model
 
     search, embedder = deps.search, deps.embedder

@@ -5,14 +5,18 @@ The chat path imports Qdrant and embedding code on first use; the selection path
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections.abc import Callable, Mapping
 
 from functions.errors import ConfigError
+from functions.feedback import make_feedback_store
 from functions.http_errors import register_sensitive, register_sensitive_env
+from functions.ratelimit import make_limits
 from functions.settings import Settings
 from functions.ssm import with_ssm
+from functions.tokens import common_words
 
 _UNSET = object()
 
@@ -67,8 +71,6 @@ class Deps:
             except Exception:  # noqa: BLE001 - the request reports it
                 pass
         if routes == "chat":  # the selection route counts tokens only for huge selections
-            from functions.tokens import common_words
-
             common_words()  # loads the tokenizer too
             load = getattr(self._built.get("embedder"), "load", None)
             if load:  # the local model (offline mode): weights in memory, first pass done
@@ -138,8 +140,6 @@ class Deps:
                 from functions.qdrant_http import QdrantHttp
 
                 return QdrantHttp(s.qdrant_url, s.collection, s.qdrant_api_key)
-            import atexit
-
             from functions.store import QdrantStore
 
             store = QdrantStore.open(s)
@@ -162,8 +162,6 @@ class Deps:
 
     # --- limits and feedback -------------------------------------------------------------------
     def _limits(self):
-        from functions.ratelimit import make_limits
-
         return make_limits(self.settings, self.env)
 
     @property
@@ -177,7 +175,5 @@ class Deps:
     @property
     def feedback(self):
         def build():
-            from functions.feedback import make_feedback_store
-
             return make_feedback_store(self.settings, self.env)
         return self._get("feedback", build)

@@ -8,12 +8,16 @@ same request a Qdrant server executes, translated here to the engine's objects.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+import qdrant_edge as qe
 
 from functions.contract import (
     DENSE_VECTOR,
@@ -29,6 +33,7 @@ from functions.errors import StoreUnavailableError
 from functions.query import query_body, rank
 from functions.search_types import SearchHit, SparseVec
 from functions.settings import Settings
+from functions.store import collection_missing, same_model, unusable_path
 
 FORMAT = 1  # of the folder: bump when the layout or the shard's configuration changes
 META_FORMAT = "format"
@@ -45,8 +50,6 @@ class Unreadable(StoreUnavailableError):
 
 
 def engine_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return "qdrant-edge-py " + version("qdrant-edge-py")
     except PackageNotFoundError:  # pragma: no cover (a vendored copy)
@@ -92,10 +95,6 @@ class EdgeFolder:
 
 
 def _lock(path: Path) -> int:
-    import fcntl
-
-    from functions.store import unusable_path
-
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -115,8 +114,6 @@ def _lock(path: Path) -> int:
 
 
 def _filter(body: dict | None):
-    import qdrant_edge as qe
-
     if not body:
         return None
     return qe.Filter(must=[
@@ -127,8 +124,6 @@ def _filter(body: dict | None):
 
 
 def _scoring(query, using: str | None):
-    import qdrant_edge as qe
-
     if isinstance(query, dict) and query.get("fusion") == "rrf":
         return qe.Fusion.Rrf(k=RRF_K)
     if isinstance(query, dict):
@@ -138,8 +133,6 @@ def _scoring(query, using: str | None):
 
 def edge_request(body: dict):
     """functions.query's Query API request as the engine's QueryRequest."""
-    import qdrant_edge as qe
-
     prefetches = [qe.Prefetch(limit=p["limit"], query=_scoring(p["query"], p["using"]),
                               filter=_filter(p.get("filter"))) for p in body.get("prefetch", ())]
     return qe.QueryRequest(
@@ -207,8 +200,6 @@ class EdgeStore:
         problem = self._problem(meta)
         if problem:
             raise problem
-        import qdrant_edge as qe
-
         try:
             shard = qe.EdgeShard.load(str(self._dir))
         except Exception as exc:  # noqa: BLE001 (the engine raises plain Exception)
@@ -230,8 +221,6 @@ class EdgeStore:
                 return StoreUnavailableError(
                     f"{self._where} was written by an older textbook-chat; {REINDEX} (its "
                     "vectors are kept: nothing is embedded again).")
-            from functions.store import collection_missing
-
             return collection_missing(self.collection)
         if meta and int(meta.get(META_FORMAT, 0)) > FORMAT:
             return StoreUnavailableError(  # not Unreadable: the indexer must not drop it
@@ -268,8 +257,6 @@ class EdgeStore:
                 self.notice = str(exc).replace(REINDEX, "rebuilding it now")
                 recreate = True
             else:
-                from functions.store import same_model
-
                 if same_model(self.collection, meta, model, dimension, recreate=False):
                     return False
         self._create(model, dimension)
@@ -283,8 +270,6 @@ class EdgeStore:
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def _create(self, model: str, dimension: int) -> None:
-        import qdrant_edge as qe
-
         self._drop()
         self._dir.parent.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
@@ -340,8 +325,6 @@ class EdgeStore:
         self, fields: Sequence[str], doc_paths: Sequence[str] | None = None
     ) -> Iterator[tuple[int, dict]]:
         """Every point's id and the given payload fields (only of doc_paths, when given)."""
-        import qdrant_edge as qe
-
         shard, flt, offset = self._shard(), _doc_filter(doc_paths), None
         while True:
             records, offset = shard.scroll(qe.ScrollRequest(
@@ -364,8 +347,6 @@ class EdgeStore:
 
     def upsert(self, items: Sequence[tuple[int, dict, list[float], SparseVec]]) -> None:
         """items: (point id, payload, dense vector, sparse vector)."""
-        import qdrant_edge as qe
-
         shard = self._shard()
         self.written = self.written or bool(items)
         for start in range(0, len(items), 512):
@@ -376,16 +357,12 @@ class EdgeStore:
             ]))
 
     def delete(self, point_ids: Sequence[int]) -> None:
-        import qdrant_edge as qe
-
         shard = self._shard()
         self.written = self.written or bool(point_ids)
         for start in range(0, len(point_ids), 4096):
             shard.update(qe.UpdateOperation.delete_points(list(point_ids[start : start + 4096])))
 
     def count(self) -> int:
-        import qdrant_edge as qe
-
         return self._shard().count(qe.CountRequest(exact=True))
 
     def mark_synced(self, when: str) -> None:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 
 from functions.answer import answered, refused
-from functions.citations import snippet, strip_links, strip_markers
+from functions.budget import approx_tokens, reserve
+from functions.citations import _MARKERS, snippet, strip_links, strip_markers
 from functions.extractive import plain
 from functions.sparse import terms
 from functions.validation import SelectionRequest
@@ -175,8 +176,6 @@ def extractive_answer(req: SelectionRequest) -> dict:
 
 def model_answer(req: SelectionRequest, text: str) -> dict:
     """Interpret a model's reply: cited → answer with the selection as [1]; else a refusal."""
-    from functions.citations import _MARKERS  # the same marker grammar as chat answers
-
     if NOT_IN_SELECTION[:30].lower() in text.lower() or _leaks(text):
         return refusal(req)
     text = strip_links(text)
@@ -200,8 +199,6 @@ def _leaks(text: str) -> bool:
 def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> dict:
     """The whole selection answer: the model (budgeted) or the extractive path. `tokens` is the
     selection's size as the edge counted it (functions.validation.check_size)."""
-    from functions.budget import approx_tokens, reserve
-
     if llm is None:
         return extractive_answer(req)
     reserved = reserve(spend_cap, tokens + approx_tokens(req.question) + 300 + llm.max_tokens)
