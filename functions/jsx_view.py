@@ -117,41 +117,46 @@ def _value(s: str, i: int, depth: int = 0):
     raise _Unreadable
 
 
-def _skip_string(s: str, i: int) -> int:
-    """Past the JS string at s[i], template `${…}` parts included, without reading it."""
-    quote, i, depth = s[i], i + 1, 0
-    while i < len(s):
-        ch = s[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if quote == "`" and s.startswith("${", i):
-            depth, i = depth + 1, i + 2
-            continue
-        if depth and ch == "}":
-            depth -= 1
-        elif not depth and ch == quote:
-            return i + 1
-        i += 1
-    return len(s)
-
-
-def _skip_expression(s: str, i: int) -> int:
-    """Past a `{…}` attribute value that is not literal data (strings and braces balanced)."""
+def skip_braces(src: str, pos: int, limit: int) -> int:
+    """Index after the `}` matching the `{` at pos, skipping JS strings and template literals;
+    -1 when it is not closed before limit. (The indexer's MDX block rule uses it too.)"""
     depth = 0
-    while i < len(s):
-        ch = s[i]
+    i = pos
+    while i < limit:
+        ch = src[i]
         if ch in "\"'`":
-            i = _skip_string(s, i)
-            continue
-        if ch == "{":
+            i = skip_js_string(src, i, limit)
+            if i < 0:
+                return -1
+        elif ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
             if depth == 0:
                 return i + 1
         i += 1
-    return len(s)
+    return -1
+
+
+def skip_js_string(src: str, pos: int, limit: int) -> int:
+    """Index of the quote closing the JS string that opens at pos (backslash escapes honoured);
+    -1 when it is not closed before limit."""
+    quote = src[pos]
+    i = pos + 1
+    while i < limit:
+        if src[i] == "\\":
+            i += 2
+            continue
+        if src[i] == quote:
+            return i
+        i += 1
+    return -1
+
+
+def _skip_expression(s: str, i: int) -> int:
+    """Past a `{…}` attribute value that is not literal data (strings and braces balanced)."""
+    end = skip_braces(s, i, len(s))
+    return len(s) if end < 0 else end
 
 
 def parse_component(text: str) -> tuple[str, dict, str] | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from markdown_it.rules_block import StateBlock
 
+from functions.jsx_view import skip_braces
+
 _MAX_TAG_CHARS = 100_000
 _TAG_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$/>")
 
@@ -51,7 +53,7 @@ def _unit_end(src: str, pos: int, limit: int) -> int:
         end = src.find("-->", pos + 4, limit)
         return -1 if end < 0 else end + 3
     if src[pos] == "{":
-        return _skip_braces(src, pos, limit)
+        return skip_braces(src, pos, limit)
     if pos + 1 >= limit or src[pos + 1] not in _TAG_START:
         return -1
     i = pos + 1
@@ -62,7 +64,7 @@ def _unit_end(src: str, pos: int, limit: int) -> int:
             if i < 0:
                 return -1
         elif ch == "{":
-            i = _skip_braces(src, i, limit)
+            i = skip_braces(src, i, limit)
             if i < 0:
                 return -1
             continue
@@ -70,39 +72,5 @@ def _unit_end(src: str, pos: int, limit: int) -> int:
             return i + 1
         elif ch == "<":
             return -1  # a stray '<' ("a < b"): not a tag
-        i += 1
-    return -1
-
-
-def _skip_braces(src: str, pos: int, limit: int) -> int:
-    """Index after the `}` matching the `{` at pos, skipping JS strings and template literals."""
-    depth = 0
-    i = pos
-    while i < limit:
-        ch = src[i]
-        if ch in "\"'`":
-            i = _skip_js_string(src, i, limit)
-            if i < 0:
-                return -1
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
-
-
-def _skip_js_string(src: str, pos: int, limit: int) -> int:
-    """Index of the quote closing the JS string that opens at pos (backslash escapes honoured)."""
-    quote = src[pos]
-    i = pos + 1
-    while i < limit:
-        if src[i] == "\\":
-            i += 2
-            continue
-        if src[i] == quote:
-            return i
         i += 1
     return -1
