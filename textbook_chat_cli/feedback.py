@@ -6,10 +6,19 @@ import argparse
 import csv
 import json
 import os
+import sqlite3
 import sys
+from pathlib import Path
 
-from functions.feedback import export_feedback, list_low_confidence, make_feedback_store
+from functions.errors import ConfigError
+from functions.feedback import (
+    DEFAULT_PATH,
+    export_feedback,
+    list_low_confidence,
+    make_feedback_store,
+)
 from functions.settings import Settings
+from textbook_chat_cli.options import positive_int
 
 EXAMPLES = """examples:
   textbook-chat feedback                      # questions the book answers badly, most asked first
@@ -23,7 +32,14 @@ def cmd_feedback(args) -> int:
     settings = Settings.from_env(os.environ)
     if args.table:
         settings = settings.with_(dynamodb_table=args.table)
-    store = make_feedback_store(settings, path=args.db)
+    elif not Path(args.db or DEFAULT_PATH).is_file():  # a reader: it never creates the file
+        return _no_file(args)
+    try:
+        store = make_feedback_store(settings, path=args.db)
+    except sqlite3.DatabaseError as exc:  # not a SQLite file, or one of another program
+        where = f"--db {args.db}" if args.db else DEFAULT_PATH
+        raise ConfigError(f"{where}: not a feedback file ({exc}); give the SQLite file "
+                          "`serve` and `ask` record in.") from None
     if args.all or args.rated:
         rows = export_feedback(store, args.days, rated_only=args.rated)
     else:
@@ -56,10 +72,25 @@ def cmd_feedback(args) -> int:
     return 0
 
 
+def _no_file(args) -> int:
+    """No local feedback file: a typo in --db is refused (exit 2); with the default path,
+    nothing has been recorded in this folder yet."""
+    if args.db:
+        what = "a folder" if Path(args.db).is_dir() else "no such file"
+        print(f"textbook-chat feedback: --db {args.db}: {what}; give the SQLite file "
+              f"`serve` and `ask` record in (default {DEFAULT_PATH}, in the folder they ran "
+              "in), or --table for the deployed stack.", file=sys.stderr)
+        return 2
+    if args.format == "text":
+        print(f"No feedback recorded here yet: {DEFAULT_PATH} does not exist in this folder "
+              "(`serve` and `ask` write it where they run; --table reads the deployed stack's).")
+    return 0
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("feedback", help="what readers asked that the book did not answer well",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--days", type=int, default=int(os.environ.get("TEXTBOOK_CHAT_DAYS", "30")),
+    p.add_argument("--days", type=positive_int, default=os.environ.get("TEXTBOOK_CHAT_DAYS", "30"),
                    help="look back this many days (default 30; records are kept 90)")
     p.add_argument("--all", action="store_true", help="every answer record, newest first")
     p.add_argument("--rated", action="store_true", help="only answers readers rated")

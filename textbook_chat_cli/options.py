@@ -1,5 +1,5 @@
 """Options several commands share, each turned into typed settings once: the site's Docusaurus
-settings and the chunking limits (into an `indexer.job.IndexJob`), and a port number."""
+settings and the chunking limits (into an `indexer.job.IndexJob`), a port number and a count."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def _levels(text: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give heading levels like 2,3,4") from None
+
+
+def positive_int(raw: str) -> int:
+    """A count such as --days or --keep: a whole number of at least 1."""
+    try:
+        number = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} must be 1 or more")
+    return number
 
 
 def port(raw: str) -> int:

@@ -15,7 +15,7 @@ from functions.store import QdrantStore
 from indexer import release
 from indexer.job import index_docs
 from indexer.report import print_summary
-from textbook_chat_cli.options import add_site_options, index_job
+from textbook_chat_cli.options import add_site_options, index_job, positive_int
 
 
 def add_parsers(sub) -> None:
@@ -29,7 +29,7 @@ def add_parsers(sub) -> None:
     add_site_options(s)
     s = steps.add_parser("switch", help="point readers at a staged release (one atomic step)")
     s.add_argument("name", help="the staged collection `stage` printed")
-    s.add_argument("--keep", type=int, default=3, help="releases kept, live one included (3)")
+    s.add_argument("--keep", type=positive_int, default=3, help="releases kept, live one included (3)")
     for step, what in (("rollback", "point readers back at the previous release"),
                        ("status", "the live release and the kept ones")):
         steps.add_parser(step, help=what)
