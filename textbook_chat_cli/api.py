@@ -17,13 +17,25 @@ from textbook_chat_cli.events import api_gateway_event
 from textbook_chat_cli.options import port
 
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
-EXAMPLES = """examples:
+SERVE_EXAMPLES = """examples:
+  textbook-chat serve                                 the API on http://127.0.0.1:8787
+  textbook-chat serve --watch website/docs            ... re-indexing every page you save
   textbook-chat serve --cors-origin http://localhost:3000
+  curl -s http://127.0.0.1:8787/health
+  curl -s http://127.0.0.1:8787/chat -H 'Content-Type: application/json' \\
+       -d '{"question": "What is loop jitter?"}'
+"""
+ASK_EXAMPLES = """examples:
   textbook-chat ask "What is loop jitter?" --page-url /docs/intro
   textbook-chat ask "Why does it drift?" --history talk.json   (continues talk.json)
   textbook-chat ask "What does this mean?" --selection "Jitter is how much the period varies."
+  textbook-chat ask "How do encoders count ticks?" --json      (the API's response)
+  QDRANT_PATH=../book/.textbook-chat/qdrant textbook-chat ask "..."   (an index made elsewhere)
+"""
+INVOKE_EXAMPLES = """examples:
   textbook-chat invoke chat --question "How do encoders count ticks?"
-  textbook-chat invoke selection --event event.json
+  textbook-chat invoke selection --question "Explain this" --selected-text "Jitter is ..."
+  textbook-chat invoke selection --event event.json     (an API Gateway v2 event)
 """
 
 
@@ -137,6 +149,10 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
     except ConfigError as exc:
         print(f"textbook-chat ask: {exc}", file=sys.stderr)
         return 2
+    hint = missing_index_hint("ask") if function == "chat" and handler is None else None
+    if hint and not as_json:  # the API's own message may not name the folder: it is ours
+        print(f"{hint}.", file=sys.stderr)
+        return 1
     handler = handler or lambda_handler(function)
     from functions.http_errors import configure_logging  # here: it loads starlette
 
@@ -148,6 +164,8 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
         _save_history(question.history, body, data["answer"])
     if as_json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
+        if hint:
+            print(f"{hint}.", file=sys.stderr)
     elif "error" in data:
         print(f"textbook-chat: {data['error']['message']}", file=sys.stderr)
     else:
@@ -206,20 +224,33 @@ def cmd_serve(args) -> int:
         store.close()
 
 
-def hint_missing_index() -> None:
-    """Say at start when there is plainly no local index yet (GET /health would answer 503),
-    without opening it: local Qdrant is opened on the first question, so `index` may still run."""
+def missing_index_hint(command: str) -> str | None:
+    """Where the command looked when there is plainly no local index (without opening it:
+    local Qdrant is opened on the first question, so `index` may still run). QDRANT_PATH is
+    shown as configured: this is the author's own machine (the API never shows it)."""
     try:
         settings = Settings.from_env(os.environ)
     except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
-        return
+        return None
     from functions.edge_store import has_index
 
     if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
-        return
-    print(f"textbook-chat serve: there is no index at {settings.qdrant_path} (collection "
-          f"{settings.collection!r}) yet: run `textbook-chat index DOCS_DIR` before the first "
-          "question, or serve with `--watch DOCS_DIR`.", file=sys.stderr)
+        return None
+    path = Path(settings.qdrant_path)
+    where = f"{path} (QDRANT_PATH, relative to this folder)" if not path.is_absolute() else path
+    others = sorted({p.name.removesuffix(".json") for p in (path / "edge").glob("*")}
+                    | {p.name for p in (path / "collection").glob("*")})
+    fix = (f"set QDRANT_COLLECTION to the one it holds ({', '.join(others[:5])})" if others
+           else "set QDRANT_PATH to the folder that holds the index")
+    return (f"textbook-chat {command}: there is no index at {where} for the collection "
+            f"{settings.collection!r}: run `textbook-chat index DOCS_DIR` here first, or {fix}")
+
+
+def hint_missing_index() -> None:
+    """Say at start when there is no local index yet (GET /health would answer 503)."""
+    hint = missing_index_hint("serve")
+    if hint:
+        print(f"{hint}; or serve with `--watch DOCS_DIR`.", file=sys.stderr)
 
 
 def serve(args, deps=None) -> int:
@@ -248,7 +279,7 @@ def serve(args, deps=None) -> int:
 def add_parsers(sub) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("serve", help="run the chat and selection API on 127.0.0.1",
-                       epilog=EXAMPLES, formatter_class=fmt)
+                       epilog=SERVE_EXAMPLES, formatter_class=fmt)
     p.add_argument("--host", default=os.environ.get("TEXTBOOK_CHAT_HOST", "127.0.0.1"),
                    help="address to listen on (default: %(default)s; env TEXTBOOK_CHAT_HOST)")
     p.add_argument("--port", type=port, default=os.environ.get("TEXTBOOK_CHAT_PORT", "8787"),
@@ -268,7 +299,7 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",
-                       epilog=EXAMPLES, formatter_class=fmt)
+                       epilog=ASK_EXAMPLES, formatter_class=fmt)
     p.add_argument("question")
     p.add_argument("--selection", help="answer only from this selected text")
     p.add_argument("--page-url", help="the page the reader is on (boosts its sections)")
@@ -280,7 +311,7 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("invoke", help="call a Lambda handler with an API Gateway v2 event",
-                       epilog=EXAMPLES, formatter_class=fmt)
+                       epilog=INVOKE_EXAMPLES, formatter_class=fmt)
     p.add_argument("function", choices=("chat", "selection"))
     p.add_argument("--event", help="a JSON file holding the event")
     p.add_argument("--question")

@@ -15,10 +15,22 @@ from indexer.report import print_summary
 from indexer.sync import Summary
 from textbook_chat_cli.options import add_site_options, index_job
 
+INDEX_EXAMPLES = """examples:
+  textbook-chat index website/docs                    baseUrl etc. from website/docusaurus.config.js
+  textbook-chat index docs --site-dir website --manifest website/.textbook-chat/manifest.json
+  textbook-chat index docs --base-url /my-book/ --dry-run --export chunks.jsonl
+  QDRANT_COLLECTION=other-book textbook-chat index ../other-book/docs   (a second book)
+"""
+CHECK_EXAMPLES = """examples:
+  textbook-chat check website/docs --build-dir website/build
+  textbook-chat check docs --build-dir build --manifest .textbook-chat/manifest.json
+"""
 
-def add_parsers(sub, examples: str) -> None:
-    p = sub.add_parser("index", help="index (sync) a docs folder into Qdrant", epilog=examples,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+
+def add_parsers(sub) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("index", help="index (sync) a docs folder into Qdrant",
+                       epilog=INDEX_EXAMPLES, formatter_class=fmt)
     p.add_argument("docs_dir", type=Path, help="the Docusaurus docs folder")
     add_site_options(p)
     p.add_argument("--dry-run", action="store_true", help="parse and chunk only: no embedding, no Qdrant")
@@ -27,7 +39,8 @@ def add_parsers(sub, examples: str) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_index)
 
-    p = sub.add_parser("check", help="check every chunk's anchor against a built site")
+    p = sub.add_parser("check", help="check every chunk's anchor against a built site",
+                       epilog=CHECK_EXAMPLES, formatter_class=fmt)
     p.add_argument("docs_dir", type=Path)
     add_site_options(p)
     p.add_argument("--build-dir", type=Path, required=True, help="the Docusaurus build folder")

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    index.add_parsers(sub, EXAMPLES)
+    index.add_parsers(sub)
     demo.add_parsers(sub)
     api.add_parsers(sub)
     evaluate.add_parsers(sub)

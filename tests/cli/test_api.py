@@ -143,3 +143,35 @@ def test_bad_event_files_and_ports_are_usage_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["serve", "--port", "99999"])
     assert exit_.value.code == 2 and "1-65535" in capsys.readouterr().err
+
+
+def test_ask_without_an_index_names_the_folder_it_looked_in(tmp_path, monkeypatch, capsys):
+    from textbook_chat_cli.main import main
+
+    for name in ("QDRANT_URL", "QDRANT_PATH", "QDRANT_COLLECTION", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # a folder with no index: as after `cd` out of the clone
+    assert main(["ask", "What is loop jitter?"]) == 1
+    err = capsys.readouterr().err
+    assert "no index at .textbook-chat/qdrant (QDRANT_PATH, relative to this folder)" in err
+    assert "collection 'textbook'" in err and "set QDRANT_PATH" in err
+    assert not (tmp_path / ".textbook-chat").exists()  # nothing opened, nothing created
+    other = tmp_path / "index"
+    (other / "edge" / "my-book").mkdir(parents=True)
+    monkeypatch.setenv("QDRANT_PATH", str(other))
+    assert main(["ask", "What is loop jitter?"]) == 1
+    err = capsys.readouterr().err
+    assert f"no index at {other} for the collection 'textbook'" in err
+    assert "set QDRANT_COLLECTION to the one it holds (my-book)" in err
+
+
+@pytest.mark.parametrize("command", ["serve", "ask", "invoke", "index", "check"])
+def test_each_command_s_help_shows_its_own_examples(command, capsys):
+    from textbook_chat_cli.main import main
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    examples = capsys.readouterr().out.split("examples:\n", 1)[1]
+    commands = [line.split("textbook-chat ", 1)[1].split()[0]
+                for line in examples.splitlines() if "textbook-chat " in line]
+    assert commands and set(commands) == {command}, examples
