@@ -137,8 +137,18 @@ def test_package_leaves_out_what_lambda_does_not_run(config):
              if line.strip() and not line.startswith("#")}
     assert names == {"httpx", "starlette", "mangum", "tiktoken"}
     assert config["custom"]["pythonRequirements"]["fileName"] == (
-        "${self:custom.answers.${param:answers, 'openai'}.requirements}")
+        "${self:custom.answers.${self:custom.answersMode}.requirements, ''}")
     assert config["custom"]["answers"]["openai"]["requirements"] == "requirements-lambda.lock"
+
+
+def test_the_answers_mode_is_read_once_and_checked_by_name(config):
+    """Every use of the mode goes through custom.answersMode (falling back to '' for an
+    unknown one), which scripts/serverless-params.js checks: listed first, before any work."""
+    assert config["custom"]["answersMode"] == "${param:answers, 'openai'}"
+    text = (ROOT / "serverless.yml").read_text()
+    assert text.count("${param:answers") == 1
+    assert text.count("self:custom.answers.${self:custom.answersMode}.") == 4
+    assert config["plugins"][0] == "./scripts/serverless-params.js"
 
 
 def _lock() -> dict[str, str]:
@@ -217,6 +227,21 @@ def serverless_package(folder: Path, *params: str) -> Path:
     # No "Invalid configuration" warning (python3.12 is added to v3's schema by a local plugin).
     assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
     return service / ".serverless"
+
+
+@pytest.mark.slow
+def test_a_misspelt_answers_param_is_named_with_its_values(packaged):
+    service = packaged.parent  # npm ci already ran there
+    env = dict(os.environ, SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off",
+               AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline")
+    done = subprocess.run([str(service / "node_modules/.bin/serverless"), "print", "--stage", "ci",
+                           "--param=answers=ofline"], cwd=service, env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert ('--param="answers=ofline" is not an answer mode: use --param="answers=openai" or '
+            '--param="answers=offline"') in out
+    assert "Value not found" not in out
 
 
 @pytest.mark.slow
