@@ -1,0 +1,105 @@
+"""README.md's "The HTTP API" section against the code it documents: the request fields of
+/chat, /selection and /feedback are the ones functions/validation.py accepts, its examples are
+accepted, and every response field, refusal code and error code it lists is the code's own."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from functions import validation
+from functions.answer import Answer
+from functions.citations import citation
+from functions.http_errors import ApiError
+from functions.search_types import SearchHit
+
+ROOT = Path(__file__).resolve().parents[1]
+FUNCTIONS = ROOT / "functions"
+REQUESTS = {"/chat": validation.chat_request, "/selection": validation.selection_request,
+            "/feedback": validation.feedback_request}
+
+
+@pytest.fixture(scope="module")
+def section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("### The HTTP API")
+    return text[start:text.index("\n## ", start)]
+
+
+def _table_after(text: str, marker: str) -> dict[str, str]:
+    """The first Markdown table after `marker`: {first cell's `name`: the whole row}."""
+    rest = text[text.index(marker):]
+    rows, started = {}, False
+    for line in rest.splitlines()[1:]:
+        if line.startswith("|"):
+            started = True
+            cell = line.split("|")[1].strip()
+            if cell.startswith("`"):
+                rows[cell.strip("`")] = line
+        elif started:
+            break
+    return rows
+
+
+def _allowed(parse) -> set[str]:
+    """The field set the API accepts, as its 422 names it."""
+    with pytest.raises(ApiError) as err:
+        parse({"no_such_field": 1})
+    assert err.value.code == "unknown_field"
+    return set(err.value.message.split("Allowed: ", 1)[1].rstrip(".").split(", "))
+
+
+@pytest.mark.parametrize("route", sorted(REQUESTS))
+def test_documented_request_fields_are_the_accepted_ones(section, route):
+    documented = _table_after(section, f"**`POST {route}`**")
+    accepted = _allowed(REQUESTS[route])
+    assert set(documented) == accepted, f"README's POST {route} table: fix it or the code"
+    model = {validation.ChatRequest: "/chat", validation.SelectionRequest: "/selection",
+             validation.FeedbackRequest: "/feedback"}
+    [request_type] = [t for t, r in model.items() if r == route]
+    assert {f.name for f in fields(request_type)} == accepted
+
+
+def test_documented_limits_and_filters_are_the_code_s(section):
+    chat = _table_after(section, "**`POST /chat`**")
+    assert f"at most {validation.MAX_QUESTION_CHARS:,} characters" in chat["question"]
+    assert f"at most {validation.MAX_HISTORY_MESSAGES} messages" in chat["history"]
+    assert f"{validation.MAX_HISTORY_CHARS:,} characters" in chat["history"]
+    assert set(re.findall(r"`(\w+)`", chat["filters"].split("|")[2])) == validation.FILTER_KEYS
+    assert all(f'"{m}"' in chat["mode"] for m in validation.RETRIEVAL_MODES)
+    feedback = _table_after(section, "**`POST /feedback`**")
+    assert f"at most {validation.MAX_COMMENT_CHARS:,} characters" in feedback["comment"]
+
+
+def test_the_curl_examples_are_accepted(section):
+    examples = re.findall(r"curl -s http://127\.0\.0\.1:8787(/\w+) .*?\\\n\s+-d '(\{.*?\})'",
+                          section, re.S)
+    assert {route for route, _ in examples} == set(REQUESTS)
+    for route, body in examples:
+        REQUESTS[route](json.loads(body))  # raises ApiError if the README shows a bad body
+
+
+def test_documented_response_fields_are_the_answer_s(section):
+    documented = _table_after(section, "| response field |")
+    assert set(documented) == {f.name for f in fields(Answer)} | {"request_id"}
+    hit = SearchHit(1, 0.5, 0.5, {"untranslated": True})
+    described = documented["citations"]
+    for key in citation(1, hit):
+        assert f"`{key}`" in described or f'`"{key}"' in described, f"README lacks `{key}`"
+
+
+def test_every_refusal_and_error_code_is_listed(section):
+    source = "\n".join(p.read_text() for p in FUNCTIONS.glob("*.py"))
+    refusals = set(re.findall(r'\{"code": "(\w+)"', source))
+    errors = set(re.findall(r'ApiError\(\s*\d{3},\s*"(\w+)"', source))
+    errors |= set(re.findall(r'LimitReached\(\s*"(\w+)"', source))
+    errors |= {"not_found", "method_not_allowed"}  # app._http_error's table
+    assert {"not_covered", "not_mentioned"} <= refusals and {"rate_limited", "invalid_json"} <= errors
+    refusal_row = _table_after(section, "| response field |")["refusal"]
+    assert {c for c in refusals if f"`{c}`" not in refusal_row} == set()
+    table = section[section.index("| status | `code` |"):]
+    assert {c for c in errors if f"`{c}`" not in table} == set()
