@@ -103,3 +103,13 @@ def test_every_refusal_and_error_code_is_listed(section):
     assert {c for c in refusals if f"`{c}`" not in refusal_row} == set()
     table = section[section.index("| status | `code` |"):]
     assert {c for c in errors if f"`{c}`" not in table} == set()
+
+
+def test_every_setting_the_site_plugin_reads_is_in_the_readme():
+    """An author reads README, not options.js: each TEXTBOOK_CHAT_* the plugin reads is there."""
+    plugin = "\n".join(p.read_text() for p in (ROOT / "site-plugin" / "src").rglob("*.js")
+                       if not p.name.endswith(".test.js"))
+    names = set(re.findall(r"\bTEXTBOOK_CHAT_[A-Z_]+", plugin))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "TEXTBOOK_CHAT_API_URL" in names
+    assert {n for n in names if n not in readme} == set()
