@@ -211,6 +211,11 @@ def compared_terms(question: str) -> set[str]:
     return set(terms(question)) if _COMPARES.search(question) else set()
 
 
+def _named(c: Candidate) -> set[str]:
+    """The terms of a candidate's page title and heading."""
+    return set(terms(f"{c.page} {c.title}"))
+
+
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
     """A paragraph announcing what follows ("Options, depending on budget:") with nothing
     quotable after it in its section: alone it says nothing."""
@@ -379,10 +384,13 @@ def compose(question: str, hits: Sequence[SearchHit],
     # the block that covers what the question asks and the best one leaves out ("how do
     # reliability and durability differ": the durability section), else one nearly as good
     compared = compared_terms(question)
-    best_title = set(terms(best.title))
-    covering = [c for c in others if c.score >= best.score - COVER_MARGIN
-                and ((compared & set(terms(c.title))) - best_title
-                     or sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN)]
+    near = [c for c in others if c.score >= best.score - COVER_MARGIN]
+    # the other side of a comparison, named by its page or heading where the best one's are
+    # not ("Visual Properties" beside "Collision Properties"; the shared "URDF" is context),
+    # before a block that merely holds more of the words
+    covering = ([c for c in near if compared & (_named(c) - _named(best))]
+                or [c for c in near
+                    if sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN])
     if covering:
         parts.append(covering[0])
     elif others and others[0].score >= best.score - SECOND_BLOCK:
