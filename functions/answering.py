@@ -18,6 +18,7 @@ from functions.prompt import (
     recent,
     rewrite_messages,
 )
+from functions.ranking import chunk_text
 from functions.validation import ChatRequest
 
 # One wording for every refusal; the related sections follow it in the response.
@@ -122,7 +123,6 @@ def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
     """The question and query with misspelt words respelt as the retrieved text spells
     them (functions.names.respelled), and whether any was."""
     from functions.names import apply_spelling, respelled
-    from functions.retrieval import chunk_text
     from functions.tokens import common_words
 
     fixes = respelled(question, [chunk_text(h) for h in hits], common_words)
@@ -136,7 +136,6 @@ def _absent_names(question: str, hits, retriever, filters) -> list[str]:
     acronyms, identifiers) and rare words, as written. Each is looked for in the retrieved
     chunks first, then by a word search of the whole book."""
     from functions.names import absent_in, missing, rare_unknown_words
-    from functions.retrieval import chunk_text
     from functions.sparse import terms
     from functions.tokens import common_words
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from functions.retrieval import chunk_text
+from functions.ranking import chunk_text
 from functions.search_types import SearchHit
 from functions.sparse import coverage, terms
 

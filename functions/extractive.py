@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from functions.blocks import TextBlock, split_blocks
 from functions.citations import strip_markers
+from functions.ranking import page_boost, page_key
 from functions.search_types import SearchHit, cosine
 from functions.sections import split_hit
 from functions.sparse import terms
@@ -106,8 +107,6 @@ def _wanted(question: str) -> bool:
 
 def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None = None
                 ) -> tuple[list[Candidate], list[SearchHit]]:
-    from functions.retrieval import PAGE_BOOST, page_key
-
     current = page_key(page_url)
     best = max((h.dense_score for h in hits), default=0.0)
     best_fused = max((h.score for h in hits), default=0.0)
@@ -131,8 +130,7 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
             sources.append(part)
             page = str(part.payload.get("doc_title", ""))
             # the reader's own page counts more, as it does in retrieval
-            on_page = bool(current) and page_key(hit.payload.get("page_url")) == current
-            chunk = float(hit.dense_score) * (PAGE_BOOST if on_page else 1.0)
+            chunk = float(hit.dense_score) * page_boost(hit, current)
             out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk)
                     for k in usable]
     return out, sources

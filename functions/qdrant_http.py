@@ -1,7 +1,7 @@
 """A SearchBackend over Qdrant's REST API with httpx (qdrant_client costs ~1.2 s of cold start).
 
-Server mode only (QDRANT_URL); the embedded default is functions.edge_store. The request and the
-ranking of its points are functions.query's, the same for every engine.
+Server mode only (QDRANT_URL); the embedded default is functions.edge_store. The request is
+functions.query's and the ranking of its points functions.ranking's, the same for every engine.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import httpx
 from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.errors import StoreUnavailableError
 from functions.httpclient import make_client
-from functions.query import query_body, rank
+from functions.query import query_body
+from functions.ranking import rank
 from functions.search_types import SearchHit, SparseVec
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}

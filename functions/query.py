@@ -1,19 +1,17 @@
-"""The one search query: built here as a Qdrant Query API request, ranked here from its points.
+"""The one search query, built here as a Qdrant Query API request.
 
 Every engine executes the same request: a Qdrant server over REST (functions.qdrant_http), a
 server through qdrant-client (functions.store) and the embedded engine (functions.edge_store,
 which translates it). Hybrid search is a dense + BM25 prefetch of PREFETCH each, fused with RRF;
-rank() then orders those candidates by sparse.hybrid_score, so every engine ranks alike.
+how the points it returns are ranked is functions.ranking's, the same for every engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from functions.contract import DENSE_VECTOR, SPARSE_VECTOR
-from functions.search_types import SearchHit, SparseVec
-from functions.search_types import cosine as cosine_of
-from functions.sparse import hybrid_score
+from functions.search_types import SparseVec
 
 PREFETCH = 40
 MODES = ("hybrid", "dense", "sparse")
@@ -50,19 +48,3 @@ def query_body(dense: Sequence[float], sparse: SparseVec, limit: int,
         body["filter"] = flt
     return body
 
-
-def rank(dense: Sequence[float], sparse: SparseVec, mode: str,
-         points: Iterable[tuple[int, float, Sequence[float] | None, Sequence[int], dict]],
-         ) -> list[SearchHit]:
-    """Hits from an engine's points (id, score, dense vector, sparse indices, payload), in the
-    engine's order; in hybrid mode RRF picked the candidates and they are ranked by cosine +
-    coverage (stable: ties keep the RRF order)."""
-    hits = []
-    for pid, score, vector, sparse_indices, payload in points:
-        cosine = cosine_of(dense, vector)
-        if mode == "hybrid":
-            score = hybrid_score(cosine, sparse[0], sparse_indices)
-        hits.append(SearchHit(int(pid), float(score), cosine, payload))
-    if mode == "hybrid":
-        hits.sort(key=lambda h: -h.score)
-    return hits

@@ -1,22 +1,20 @@
-"""Retrieval: embed the question with the collection's own model, hybrid search, re-rank."""
+"""Retrieval: embed the question with the collection's own model, hybrid search, re-rank
+(functions.ranking)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from dataclasses import replace
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from functions.contract import META_DIMENSION, META_MODEL
 from functions.errors import ModelMismatchError
 from functions.prompt import SHORT
+from functions.ranking import page_key, rerank
 from functions.search_types import SearchBackend, SearchHit
 from functions.settings import LOCAL_EMBEDDING_MODEL
 from functions.sparse import encode_query, terms
 
 CANDIDATES = 10  # fetched from Qdrant, then re-ranked down to top_k
-PAGE_BOOST = 1.5  # a chunk on the reader's current page counts 1.5x (the selected-text boost)
-MAX_PER_SECTION = 2  # one section may fill at most this many of the top_k slots
 # A follow-up's context (functions.prompt.follow_up_context) against its own words: the query
 # vector is question + 0.5 * context (normalised), the context's other words weigh 0.5 in BM25.
 # Chosen on pai-ali's follow-ups (0.5 and 0.7: 6/6 and 5/6 cite the expected section; 1.0, the
@@ -64,13 +62,6 @@ def check_model(meta: dict, model_name: str, dimension: int) -> None:
     raise ModelMismatchError(message)
 
 
-def page_key(url: str | None) -> str:
-    """A page's identity for matching: its path without fragment, query or trailing slash."""
-    if not url:
-        return ""
-    return urlsplit(url).path.rstrip("/") or "/"
-
-
 EDITION_KEYS = ("version", "locale")
 
 
@@ -85,45 +76,6 @@ def page_variants(url: str | None) -> list[str]:
             if form not in out:
                 out.append(form)
     return out
-
-
-def section_key(hit: SearchHit) -> tuple[str, str]:
-    return (str(hit.payload.get("doc_path", "")), str(hit.payload.get("anchor", "")))
-
-
-def chunk_text(hit: SearchHit) -> str:
-    """What a chunk says: its page title, heading path and content (what was embedded)."""
-    p = hit.payload
-    return " ".join([str(p.get("doc_title", "")), *map(str, p.get("heading_path") or []),
-                     str(p.get("content", ""))])
-
-
-def rerank(hits: Sequence[SearchHit], page_url: str | None = None, top_k: int = 5,
-           max_per_section: int = MAX_PER_SECTION) -> list[SearchHit]:
-    """Boost chunks of the reader's page, then keep the best top_k with at most
-    max_per_section chunks of any one section; scores are the backend's (in hybrid mode
-    sparse.hybrid_score of the RRF candidates) times the page boost."""
-    current = page_key(page_url)
-    boosted = []
-    for order, hit in enumerate(hits):
-        on_page = bool(current) and page_key(hit.payload.get("page_url")) == current
-        score = hit.score * (PAGE_BOOST if on_page else 1.0)
-        boosted.append((-score, order, replace(hit, score=score)))
-    boosted.sort(key=lambda item: item[:2])
-    picked: list[SearchHit] = []
-    per_section: dict[tuple[str, str], int] = {}
-    seen_text: set[str] = set()  # the same section in two versions or locales: cited once
-    for _, _, hit in boosted:
-        key = section_key(hit)
-        text = str(hit.payload.get("content_hash") or "")
-        if per_section.get(key, 0) >= max_per_section or (text and text in seen_text):
-            continue
-        seen_text.add(text)
-        per_section[key] = per_section.get(key, 0) + 1
-        picked.append(hit)
-        if len(picked) == top_k:
-            break
-    return picked
 
 
 class Retriever:

@@ -94,15 +94,3 @@ def coverage(question_terms: set[str], text: str) -> float:
         return 1.0
     return len(question_terms & set(terms(text))) / len(question_terms)
 
-
-DENSE_WEIGHT = 0.7  # hybrid re-scoring of Qdrant's RRF candidates: cosine vs term coverage
-
-
-def hybrid_score(dense_score: float, query_indices, doc_indices) -> float:
-    """0.7 * cosine + 0.3 * share of the query's terms present in the chunk's sparse vector.
-    Both search backends score the RRF candidates with it, so they stay equivalent."""
-    wanted = set(query_indices)
-    if not wanted:
-        return dense_score
-    share = len(wanted.intersection(doc_indices)) / len(wanted)
-    return DENSE_WEIGHT * dense_score + (1 - DENSE_WEIGHT) * share

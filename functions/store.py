@@ -18,7 +18,8 @@ from functions.contract import (
     SPARSE_VECTOR,
 )
 from functions.errors import ModelMismatchError, StoreUnavailableError
-from functions.query import query_body, rank
+from functions.query import query_body
+from functions.ranking import rank
 from functions.search_types import SearchHit, SparseVec
 from functions.settings import Settings
 

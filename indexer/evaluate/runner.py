@@ -54,7 +54,7 @@ def ask_all(
 ) -> list[Outcome]:
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
     from functions.answering import answer_chat
-    from functions.retrieval import rerank
+    from functions.ranking import rerank
     from functions.validation import ChatRequest, Turn
 
     retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings

@@ -1,0 +1,41 @@
+"""How a hit is ranked (functions.ranking): the fusion re-score, page boost, section cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from functions.ranking import PAGE_BOOST, hybrid_score, page_boost, page_key, rerank
+from functions.search_types import SearchHit
+
+
+def hit(i: int, score: float, page: str = "/p", anchor: str = "a") -> SearchHit:
+    return SearchHit(i, score, 0.5, {"page_url": page, "doc_path": page, "anchor": anchor})
+
+
+def test_page_boost_lifts_the_readers_page():
+    hits = [hit(1, 0.5, "/a"), hit(2, 0.4, "/b")]
+    assert [h.point_id for h in rerank(hits, "https://x.io/b/#top")] == [2, 1]
+    assert [h.point_id for h in rerank(hits, None)] == [1, 2]
+
+
+def test_one_section_cannot_flood_the_answer():
+    hits = [hit(i, 1 - i / 10, anchor="same") for i in range(5)] + [hit(9, 0.1, anchor="other")]
+    picked = rerank(hits, top_k=5)
+    assert [h.point_id for h in picked] == [0, 1, 9]
+
+
+def test_hybrid_score_blends_cosine_and_term_coverage():
+    assert hybrid_score(0.5, [1, 2], [2, 3]) == pytest.approx(0.7 * 0.5 + 0.3 * 0.5)
+    assert hybrid_score(0.5, [1, 2], [1, 2, 9]) == pytest.approx(0.35 + 0.3)
+    assert hybrid_score(0.5, [], [1]) == 0.5  # a question with no content words: cosine only
+
+
+def test_page_key():
+    assert page_key("https://s.io/book/docs/x/?q=1#h") == "/book/docs/x" == page_key("/book/docs/x")
+
+
+def test_page_boost_is_one_factor_for_the_readers_page_only():
+    # the offline answerer weighs its blocks' chunks by this same factor
+    assert page_boost(hit(1, 0.5, "/b/"), page_key("https://x.io/b#t")) == PAGE_BOOST == 1.5
+    assert page_boost(hit(1, 0.5, "/a"), page_key("/b")) == 1.0
+    assert page_boost(hit(1, 0.5, "/b"), page_key(None)) == 1.0
