@@ -62,8 +62,10 @@ def cmd_demo(args) -> int:
             return 1
     prefix = "" if settings.collection == default.collection else (
         f"QDRANT_COLLECTION={settings.collection} ")
+    heading = ("Next, with no flags (same index):" if not prefix else
+               f"Next, on the same index (the collection {settings.collection!r}):")
     print(
-        "\nNext, with no flags (same index):\n"
+        f"\n{heading}\n"
         f"  {prefix}textbook-chat ask \"What is loop jitter?\"\n"
         f"  {prefix}textbook-chat serve      the API on http://127.0.0.1:8787 for the widget "
         "(GET /health shows the index)\n"

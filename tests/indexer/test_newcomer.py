@@ -119,6 +119,8 @@ def test_demo_never_syncs_over_an_authors_book(tmp_path):
     assert demo.returncode == 0, demo.stderr
     assert "holds another book; the demo uses 'sample-textbook'" in demo.stderr
     assert "QDRANT_COLLECTION=sample-textbook textbook-chat ask" in demo.stderr
+    assert "Next, on the same index (the collection 'sample-textbook'):" in demo.stderr
+    assert "with no flags" not in demo.stderr  # its commands carry the prefix
     ask = cli(tmp_path, "ask", "What flies on a string?")
     assert "docs/mine#kites" in ask.stdout  # the author's index is untouched
 
