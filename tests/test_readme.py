@@ -113,3 +113,27 @@ def test_every_setting_the_site_plugin_reads_is_in_the_readme():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "TEXTBOOK_CHAT_API_URL" in names
     assert {n for n in names if n not in readme} == set()
+
+
+def test_every_flag_in_the_command_table_is_the_command_s():
+    """The rows of README's `textbook-chat` table name flags the command really takes."""
+    from textbook_chat_cli.main import build_parser
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## The `textbook-chat` command"):]
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command").choices
+    checked = 0
+    for line in table.splitlines():
+        if not line.startswith("| `textbook-chat "):
+            if checked and not line.startswith("|"):
+                break
+            continue
+        command = line.split("textbook-chat ", 1)[1].split()[0].strip("`")
+        parser = subparsers[command]
+        if command == "release":  # its steps are subcommands with their own flags
+            continue
+        options = {s for a in parser._actions for s in a.option_strings}
+        shown = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z](?![\w*-])", line))
+        assert shown <= options, f"{command}: {shown - options} not in `textbook-chat {command} --help`"
+        checked += 1
+    assert checked >= 8
