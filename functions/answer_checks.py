@@ -131,7 +131,10 @@ def states_quantity(text: str, words: set[str]) -> bool:
             return True
         low = piece.lower()
         found = set(terms(low))
-        if words & found or any(w in low for w in words if not w.isalpha()):
+        # a one- or two-letter unit ("s", "m", "kg") only right after a number: the "s" of
+        # "robot's" is not seconds
+        if {w for w in words if len(w) > 2} & found or any(w in low for w in words
+                                                         if not w.isalpha()):
             return True
         if any(misspelling_of(w, found) for w in words if w.isalpha()):
             return True

@@ -27,6 +27,11 @@ _NAV = re.compile(r"(?:^|\*\*)\s*(?:next|previous|prev|up next|continue to)\b[^:
 _OPTION = re.compile(r"^\s*(?:[-*+]\s*)?(?:\*\*)?\(?[A-Da-d][).:](?:\*\*)?\s+\S")
 _QUIZ_LEAD = re.compile(r"^\s*(?:\*\*)?(?:q(?:uestion)?\s*\d+|quiz|exercise|self[- ]check)\b", re.I)
 # A definition line: "γ: Discount factor", "**QoS**: quality of service", "- `rate`: Hz".
+# A fenced diagram (```mermaid): the page shows the drawing, not its source.
+_DIAGRAM = re.compile(r"^\s{0,3}(?:```+|~~~+)\s*(?:mermaid|plantuml|puml|dot|graphviz|d2)\b", re.I)
+# An image caption set as its own emphasised line: "*Figure 3: The control loop*".
+_CAPTION = re.compile(r"^\s*([*_])\1?\s*(?:fig(?:ure)?\.?|diagram|image|illustration)\b.*[*_]\s*$",
+                      re.I)
 _DEFINITION = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|`)?[^:\n]{1,60}?(?:\*\*|`)?\s*:\s+\S")
 
 
@@ -40,9 +45,11 @@ class TextBlock:
 
 def _is_noise(kind: str, text: str) -> bool:
     if kind == "code":
-        return False
+        return bool(_DIAGRAM.match(text))
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
+        return True
+    if all(_CAPTION.match(ln) for ln in lines):
         return True
     if _NAV.search(text) and len(text) < 300:
         return True
@@ -94,7 +101,7 @@ def split_blocks(text: str) -> list[TextBlock]:
             while j < n and not lines[j].strip().startswith(mark[:3]):
                 j += 1
             block = "\n".join(lines[i : min(j + 1, n)])
-            out.append(TextBlock("code", block, offsets[i]))
+            out.append(TextBlock("code", block, offsets[i], _is_noise("code", block)))
             i = j + 1
             continue
         jsx = _JSX_OPEN.match(line)

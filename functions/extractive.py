@@ -52,7 +52,7 @@ _SKIP_TITLE = re.compile(
     r"references|practice problems?)\b", re.I)
 _ASKS_FOR_SKIPPED = re.compile(
     r"\b(objectives?|quiz|exercises?|assessment|review questions|next|reading|references|"
-    r"practice|learn|goals?)\b", re.I)
+    r"practice|learn|goals?|diagrams?|flowcharts?|figures?|captions?)\b", re.I)
 _PRONOUN_LEAD = re.compile(
     r"^(?:this|that|these|those|it|its|they|their|another|such|however|also|similarly|"
     r"additionally|furthermore|moreover|in addition|likewise|here|there|both|each of these|"
@@ -406,5 +406,7 @@ def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
 
     if not composed.text:
         return False
-    # "how many hours …" answered without a number of hours is not an answer
-    return quantity is None or states_quantity(plain_lines(composed.text), quantity)
+    # "how many hours …" answered without a number of hours is not an answer; the answer's
+    # own citation markers ("[1]") are not numbers
+    return quantity is None or states_quantity(plain_lines(strip_markers(composed.text)),
+                                               quantity)

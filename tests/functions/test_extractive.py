@@ -222,6 +222,21 @@ def test_quantity_question_needs_a_number_of_that_unit():
     assert supported(words, quantity_words("How many modules does the course have?"))
 
 
+def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
+    from functions.answer_checks import quantity_words, states_quantity
+
+    # "[1]" is the answer's own marker, not a number of anything
+    tall = quantity_words("How tall is the robot?")
+    composed = compose("How tall is the robot?", [hit("The robot is tall for its class.")])
+    assert composed.text.endswith("[1].") and not supported(composed, tall)
+    assert supported(compose("How tall is the robot?", [hit("The robot is 1.5 m tall.")]), tall)
+    # the "s" of "robot's" is not seconds; "5 s" and "5s" are
+    steps = quantity_words("How long is the horizon, in steps or seconds?")
+    assert not states_quantity("The robot's horizon covers 3 gait phases.", steps)
+    assert states_quantity("The horizon is 5 s long.", steps)
+    assert states_quantity("A horizon of 20 steps.", steps)
+
+
 def test_a_quantity_question_prefers_the_block_that_states_it():
     from functions.answer_checks import quantity_words
 
@@ -242,6 +257,22 @@ def test_blocks_keep_lists_tables_and_components_apart():
         "Intro:\n- a\n\n- b\n\n| x |\n|---|\n\n<Quiz\n  q=\"x\"\n/>\n\nNext: Motors →")]
     assert kinds == [("paragraph", False), ("list", False), ("table", False), ("jsx", True),
                      ("definition", True)]
+
+
+def test_diagram_source_and_figure_captions_are_not_answer_material():
+    content = ("The depth pipeline turns two images into a point cloud.\n\n"
+               "```mermaid\ngraph LR\n  ST[Stereo Cameras] --> DEPTH[Depth Map]\n```\n\n"
+               "*Figure: Stereo cameras feeding the depth map*\n\n"
+               "```python\ndepth = stereo.compute(left, right)\n```")
+    kinds = [(b.kind, b.noise) for b in split_blocks(content)]
+    assert kinds == [("paragraph", False), ("code", True), ("definition", True),
+                     ("code", False)]
+    text, _ = shown("How do stereo cameras produce a depth map?", [hit(content)])
+    assert "graph LR" not in text and "Figure:" not in text
+    # asked for, the diagram may be quoted
+    asked, _ = shown("What does the diagram of the stereo cameras and depth map show?",
+                     [hit("```mermaid\ngraph LR\n  ST[Stereo Cameras] --> DEPTH[Depth Map]\n```")])
+    assert "graph LR" in asked
 
 
 def test_selection_helpers_still_split_prose_sentences():
