@@ -235,8 +235,18 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n(.*?)(?=^\[\d+\] |\Z)", re.S | re.M)
-_WORDS = re.compile(r"[a-z0-9]{4,}")
+_BLOCK = re.compile(r"^\[(\d+)\] ([^\n]*)\n(.*?)(?=^\[\d+\] |\Z)", re.S | re.M)
+_WORD = re.compile(r"[a-z0-9]+")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_NUMBERED = re.compile(r"^\d{1,3}[.)]\s+")
+# Function words a reader's question shares with any text: a model does not match on them.
+_FUNCTION_WORDS = frozenset(
+    """about above after again also because been before being below between both could does
+    doing down during each from further had has have having here into itself just more most once
+    only other over same should some such than that their them then there these they this those
+    through under until very were what when where which while whom will with would your""".split())
+HEADING_WEIGHT = 1.0  # a question word in the passage's own heading (not in the sentence)
+TRAIL_WEIGHT = 0.5  # a question word only in the headings above it
 
 
 def _tag(text: str, name: str) -> str:
@@ -244,28 +254,73 @@ def _tag(text: str, name: str) -> str:
     return match.group(1) if match else ""
 
 
+def _stem(word: str) -> str:
+    """Forms of a word read alike ("recovery"/"recover", "backing"/"back", "sensors")."""
+    for suffix in ("ies", "ing", "ed", "es", "s", "y"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower())
+            if len(w) >= 4 and w not in _FUNCTION_WORDS}
+
+
+def _units(text: str) -> list[str]:
+    """A passage's sentences (its lines run together, list items and code lines included,
+    headings and tables left out; a numbered list reads as one, like a bulleted one) and each
+    code block with the line that leads into it ("…like this:")."""
+    prose = [_NUMBERED.sub("- ", line.strip()) for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith(("#", "|", "`", "<"))]
+    units = [s.strip() for s in re.split(r"(?<=[.!?])\s+", " ".join(prose)) if s.strip()]
+    lines = [line for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if _FENCE.match(line) and i and lines[i - 1].rstrip().endswith(":"):
+            end = next((j for j in range(i + 1, len(lines)) if _FENCE.match(lines[j])), None)
+            if end is not None:
+                units.append(lines[i - 1].strip() + "\n" + "\n".join(lines[i:end + 1]))
+    return units
+
+
+def _quote(unit: str, n: int) -> str:
+    """A unit cited with its passage's number: "… [n]." or, for a lead-in and its code block,
+    "… [n]:" and the block."""
+    if "\n" in unit:
+        lead, code = unit.split("\n", 1)
+        return f"{lead.rstrip(':').rstrip('.')} [{n}]:\n{code}\n"
+    return f"{unit.rstrip('.')} [{n}]."
+
+
 def passage_responder(body: dict) -> str:
-    """A model that only says what its passages say: the rewrite of a follow-up is the question
-    and the previous question; an answer quotes the two sentences of the given passages that
-    share most words with the question, each cited with its passage's number."""
+    """A model that only says what its passages say (nothing else: no corpus, no expected
+    answers). The rewrite of a follow-up is the question and the previous question. An answer
+    quotes the two units (sentences, or a lead-in and its code block) of the given passages that
+    best match the question's words, any form of a word alike ("recover", "recovery"): a word
+    counts once, found in the unit, else in its passage's own heading, else (half) in the
+    headings above, the way a reader takes "Unity Implementation" to be about Unity. A unit
+    must share at least one word itself."""
     user = str(body.get("messages", [{}])[-1].get("content", ""))
     question = _tag(user, "question")
     if "<context>" not in user:  # the follow-up rewrite
         previous = [line[6:] for line in _tag(user, "conversation").splitlines()
                     if line.startswith("user: ")]
         return f"{question} {previous[-1] if previous else ''}".strip()
-    wanted = set(_WORDS.findall(question.lower()))
+    wanted = _stems(question)
     scored = []
-    for n, text in _BLOCK.findall(_tag(user, "context") + "\n"):
-        prose = " ".join(line for line in text.splitlines()
-                         if line.strip() and not line.lstrip().startswith(("#", "|", "`", "<")))
-        for sentence in re.split(r"(?<=[.!?])\s+", prose):
-            overlap = len(wanted & set(_WORDS.findall(sentence.lower())))
-            if overlap and len(sentence) > 20:
-                scored.append((-overlap, int(n), sentence.strip().rstrip(".")))
+    for n, trail, text in _BLOCK.findall(_tag(user, "context") + "\n"):
+        heads = trail.split(" > ")
+        own, above = _stems(heads[-1]), _stems(" ".join(heads[:-1]))
+        for unit in _units(text):
+            said = wanted & _stems(unit)
+            score = (len(said) + HEADING_WEIGHT * len((wanted - said) & own)
+                     + TRAIL_WEIGHT * len((wanted - said - own) & above))
+            if said and len(unit) > 20:
+                scored.append((-score, int(n), unit))
     if not scored:
         return "I couldn't find this in the book."
-    return " ".join(f"{s} [{n}]." for _, n, s in sorted(scored)[:2])
+    return " ".join(_quote(u, n) for _, n, u in sorted(scored)[:2]).strip()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,3 +63,45 @@ def test_fake_embedder_is_deterministic_and_word_similar(fake_embedder):
     assert abs(dot(a, a) - 1) < 1e-9 and dot(a, b) > dot(a, c)
     assert FakeEmbedder().embed_batch(["PID control loop"])[0] == a
     assert len(FakeEmbedder(dimension=8).embed_batch([""])[0]) == 8
+
+
+def _passages(*blocks: tuple[str, str]) -> dict:
+    """A chat request body as functions.prompt builds it: numbered passages under their
+    heading trails, then the question."""
+    context = "\n\n".join(f"[{n}] {trail}\n{text}" for n, (trail, text) in enumerate(blocks, 1))
+    return {"messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": (
+        f"<context>\n{context}\n</context>\n\n<question>\n{{q}}\n</question>\n")}]}
+
+
+def _ask(body: dict, question: str) -> str:
+    from tests.fakes.openai_server import passage_responder
+
+    message = body["messages"][-1]
+    return passage_responder({"messages": [body["messages"][0], {
+        "role": "user", "content": message["content"].replace("{q}", question)}]})
+
+
+def test_passage_responder_reads_word_forms_and_headings():
+    body = _passages(
+        ("Robot > Safety > Stopping", "The robot stops when it falls over and waits for help."),
+        ("Robot > Safety > Recovery Behaviors",
+         "- Back away from the obstacle\n- Balance recovered before moving on"))
+    # "recover"/"recovered", "backing"/"back" are one word each; the first passage shares none
+    assert _ask(body, "What other ways can it recover besides backing up?").endswith("[2].")
+    body = _passages(
+        ("Sim > Overview", "Every sensor is simulated the same way in several tools."),
+        ("Sim > Range Sensors > Unity Implementation",
+         "- Raycasting for each beam of the sensor\n- Noise modeling for realistic data"))
+    # both share "sensor"; the second's own heading also names Unity, so it is quoted first
+    reply = _ask(body, "How would the same sensor be done on the Unity side?")
+    assert reply.startswith("- Raycasting") and "[2]." in reply
+
+
+def test_passage_responder_quotes_a_code_block_with_its_lead_in_and_refuses_without_words():
+    code = '```xml\n<joint name="shoulder_arm">\n  <child link="arm"/>\n</joint>\n```'
+    body = _passages(("Model > Limbs", "Each arm has three segments of equal length."),
+                     ("Model > Joints", f"Joints connect two parts of the model:\n\n{code}"))
+    reply = _ask(body, "How do I attach the arm at the shoulder?")
+    assert reply.startswith(f"Joints connect two parts of the model [2]:\n{code}"), reply
+    assert _ask(body, "Which battery chemistry lasts longest?") == (
+        "I couldn't find this in the book.")
