@@ -49,27 +49,6 @@ BODIES["naive"] = BODIES["chat"]
 BODIES["chat-offline"] = {"question": OFFLINE_QUESTION}
 
 
-def api_gateway_event(path: str, body: dict, method: str = "POST") -> dict:
-    """An API Gateway HTTP API payload v2.0 event, as Lambda receives it."""
-    raw = json.dumps(body)
-    return {
-        "version": "2.0", "routeKey": f"{method} {path}", "rawPath": path, "rawQueryString": "",
-        "headers": {"content-type": "application/json", "content-length": str(len(raw)),
-                    "origin": ORIGIN, "host": "abc123.execute-api.us-east-1.amazonaws.com",
-                    "user-agent": "bench-cold-start", "x-forwarded-for": "203.0.113.9",
-                    "x-forwarded-proto": "https", "x-forwarded-port": "443"},
-        "requestContext": {
-            "accountId": "123456789012", "apiId": "abc123", "stage": "$default",
-            "domainName": "abc123.execute-api.us-east-1.amazonaws.com", "domainPrefix": "abc123",
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
-                     "sourceIp": "203.0.113.9", "userAgent": "bench-cold-start"},
-            "requestId": "bench-request", "routeKey": f"{method} {path}",
-            "time": "22/Nov/2026:01:00:00 +0000", "timeEpoch": 1795309200000,
-        },
-        "body": raw, "isBase64Encoded": False,
-    }
-
-
 class LambdaContext:
     function_name, memory_limit_in_mb, aws_request_id = "bench", 1024, "bench-request"
 
@@ -120,7 +99,29 @@ def _payload(i: int) -> dict:
                        f"channels to tell the direction. Section {i}.1 shows the wiring."}
 
 
-def child(kind: str, task: str | None = None, warm: list[str] = ()) -> None:
+def events(kind: str, warm: list[str] = ()) -> list[dict]:
+    """The API Gateway HTTP API (v2) events of one run, built in the parent by the one builder
+    (textbook_chat_cli.events) and handed to the child as JSON, so the child imports only the
+    Lambda package: the first request, then the warm questions."""
+    from textbook_chat_cli.events import api_gateway_event
+
+    path = "/chat" if kind in ("naive", "chat-offline") else f"/{kind.removesuffix('-ssm')}"
+
+    def event(body: dict) -> dict:
+        raw = json.dumps(body)
+        return api_gateway_event(
+            path, raw, source_ip="203.0.113.9",
+            headers={"content-length": str(len(raw)), "origin": ORIGIN,
+                     "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https",
+                     "x-forwarded-port": "443"},
+            host="abc123.execute-api.us-east-1.amazonaws.com", api_id="abc123",
+            account_id="123456789012", user_agent="bench-cold-start", request_id="bench-request",
+            epoch_ms=1795309200000)
+
+    return [event(BODIES[kind.removesuffix("-ssm")]), *(event({"question": q}) for q in warm)]
+
+
+def child(kind: str, task: str | None, first: dict, warm: list[dict] = ()) -> None:
     """Runs in the fresh interpreter: import the handler, send one event, print timings."""
     kind = kind.removesuffix("-ssm")  # the same handler, its key read from SSM at init
     t0 = time.perf_counter()
@@ -137,14 +138,13 @@ def child(kind: str, task: str | None = None, warm: list[str] = ()) -> None:
 
         module = importlib.import_module(f"functions.handlers.{kind}")
     t1 = time.perf_counter()
-    path = "/chat" if kind in ("naive", "chat-offline") else f"/{kind}"
-    response = module.handler(api_gateway_event(path, BODIES[kind]), LambdaContext())
+    response = module.handler(first, LambdaContext())
     t2 = time.perf_counter()
     body = json.loads(response["body"])
     warm_ms = []
-    for question in warm:  # the same container, later readers
+    for event in warm:  # the same container, later readers
         start = time.perf_counter()
-        r = module.handler(api_gateway_event(path, {"question": question}), LambdaContext())
+        r = module.handler(event, LambdaContext())
         assert r["statusCode"] == 200, r
         warm_ms.append((time.perf_counter() - start) * 1000)
     print(json.dumps({
@@ -177,7 +177,8 @@ def run_child(kind: str, importtime: bool = False, extra: dict | None = None,
     if kind == "chat-offline":  # only the zip and the standard library; /var/task is
         cmd[1:1] = ["-I", "-S", "-B"]  # read-only on Lambda: every cold start compiles the .py
         cmd += ["--task", offline["task"]]
-        env["BENCH_WARM_QUESTIONS"] = json.dumps(offline["warm"])
+    env["BENCH_EVENTS"] = json.dumps(events(kind, offline["warm"] if kind == "chat-offline"
+                                            else []))
     with tempfile.TemporaryDirectory() as cwd:  # local SQLite feedback lands here
         wall = time.perf_counter()
         done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
@@ -252,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--task", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child, args.task, json.loads(os.environ.get("BENCH_WARM_QUESTIONS", "[]")))
+        first, *warm = json.loads(os.environ["BENCH_EVENTS"])
+        child(args.child, args.task, first, warm)
         return 0
     with (http_backends() if args.backend == "http" else _no_backends()) as extra, \
             offline_backend(args) as args.offline:
