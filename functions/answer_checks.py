@@ -143,6 +143,23 @@ def states_quantity(text: str, words: set[str]) -> bool:
     return False
 
 
+_COMPARES = re.compile(r"\b(?:differ\w*|versus|vs\.?|compare\w*|better|instead|rather|"
+                       r"whereas|each\s+one)\b", re.I)
+
+
+def compared_terms(question: str) -> set[str]:
+    """For a comparison question ("visual versus collision geometry", "how do topics and
+    services differ"), its terms; empty for other questions."""
+    return set(terms(question)) if _COMPARES.search(question) else set()
+
+
+def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str, str]) -> bool:
+    """Whether a section, by its (page title, heading), names a compared term that the best
+    section's do not: "Visual Properties" beside "Collision Properties" is the other side of
+    "visual versus collision geometry"; "URDF", in both page titles, is the shared context."""
+    return bool(compared & (set(terms(" ".join(named))) - set(terms(" ".join(best)))))
+
+
 def empty_question(question: str) -> bool:
     """No content word at all: only stop words, punctuation or symbols."""
     return not terms(question)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from functions.answer_checks import compared_terms, names_other_side
 from functions.ranking import chunk_text
 from functions.search_types import SearchHit
 from functions.sparse import coverage, terms
@@ -40,6 +41,7 @@ DEFAULT_THRESHOLDS = (0.35, 0.18)
 # for MiniLM only; models not measured here keep the dense-only rule until recalibrated.
 COVERAGE_WEIGHTS: dict[str, float] = {"all-MiniLM-L6-v2": 0.5}
 COVERAGE_PIVOT = 0.75  # coverage that leaves the score unchanged (also used without a query)
+SIDES = 4  # a comparison's other side is looked for among the best four hits
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,25 @@ def score(hits: Sequence[SearchHit]) -> float:
 
 
 def support(hits: Sequence[SearchHit], query: str | None) -> float:
-    """Share of the question's content terms found in the best hit's title, headings and text."""
+    """Share of the question's content terms found in the best hit's title, headings and text;
+    for a comparison, in the best hit and a close one that is the other side together
+    ("how do quantizing and pruning differ": each is its own section, and the answer quotes
+    both)."""
     if not hits or query is None:
         return COVERAGE_PIVOT
-    return coverage(set(terms(query)), chunk_text(hits[0]))
+    wanted = set(terms(query))
+    share = coverage(wanted, chunk_text(hits[0]))
+    compared = compared_terms(query)
+    if compared:
+        first = _named(hits[0])
+        for hit in hits[1:SIDES]:
+            if names_other_side(compared, _named(hit), first):
+                share = max(share, coverage(wanted, f"{chunk_text(hits[0])} {chunk_text(hit)}"))
+    return share
+
+
+def _named(hit: SearchHit) -> tuple[str, str]:
+    return str(hit.payload.get("doc_title", "")), str(hit.payload.get("section_title", ""))
 
 
 def combined(hits: Sequence[SearchHit], query: str | None = None, weight: float = 0.0) -> float:

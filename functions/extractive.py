@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from functions.answer_checks import compared_terms, names_other_side, states_quantity
 from functions.blocks import TextBlock, split_blocks
 from functions.citations import strip_markers
 from functions.ranking import page_boost, page_key
@@ -198,22 +199,6 @@ def _defining_rows(text: str, term: str) -> str | None:
     return "\n".join(lines[:2] + rows) if rows else None
 
 
-_COMPARES = re.compile(r"\b(?:differ\w*|versus|vs\.?|compare\w*|better|instead|rather|"
-                       r"whereas|each\s+one)\b", re.I)
-
-
-def compared_terms(question: str) -> set[str]:
-    """For a comparison question ("visual versus collision geometry", "how do topics and
-    services differ"), its terms: a section titled by one of them that the best block's title
-    lacks is the other side of the comparison. Empty for other questions."""
-    return set(terms(question)) if _COMPARES.search(question) else set()
-
-
-def _named(c: Candidate) -> set[str]:
-    """The terms of a candidate's page title and heading."""
-    return set(terms(f"{c.page} {c.title}"))
-
-
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
     """A paragraph announcing what follows ("Options, depending on budget:") with nothing
     quotable after it in its section: alone it says nothing."""
@@ -361,8 +346,6 @@ def compose(question: str, hits: Sequence[SearchHit],
     `page_url`: the reader's current page, whose blocks count more. `quantity`: for a
     question asking for a number (functions.answer_checks.quantity_words), a block that
     states it is preferred to a slightly better one that does not."""
-    from functions.answer_checks import states_quantity
-
     cands, sources = _candidates(question, hits, page_url)
     if not cands:
         return Composed("", sources)
@@ -386,7 +369,8 @@ def compose(question: str, hits: Sequence[SearchHit],
     # the other side of a comparison, named by its page or heading where the best one's are
     # not ("Visual Properties" beside "Collision Properties"; the shared "URDF" is context),
     # before a block that merely holds more of the words
-    covering = ([c for c in near if compared & (_named(c) - _named(best))]
+    covering = ([c for c in near if names_other_side(compared, (c.page, c.title),
+                                                     (best.page, best.title))]
                 or [c for c in near
                     if sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN])
     if covering:
@@ -402,8 +386,6 @@ def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
     """Whether the quoted text answers the question well enough to be shown as an answer.
     `quantity`: for a question asking for a number, the words one of which must stand beside
     a number in the quote (functions.answer_checks.quantity_words)."""
-    from functions.answer_checks import states_quantity
-
     if not composed.text:
         return False
     # "how many hours …" answered without a number of hours is not an answer; the answer's

@@ -39,3 +39,25 @@ def test_question_words_missing_from_the_best_hit_lower_confidence():
     # no question text (or a model without a calibrated weight): the dense-only rule
     assert assess(found, "all-MiniLM-L6-v2").confidence == 0.42
     assert assess(found, "fake-model", query="capital gains stocks").confidence == 0.42
+
+
+def test_a_comparison_is_covered_by_its_two_sides_together():
+    def section(title: str, content: str, sim: float) -> SearchHit:
+        return SearchHit(0, 0.0, sim, {"doc_title": "Edge inference", "section_title": title,
+                                       "heading_path": ["Edge inference", title],
+                                       "content": content})
+
+    quantizing = section("Model quantization", "Quantization stores weights as int8.", 0.45)
+    pruning = section("Compression", "Pruning removes connections, saving power.", 0.42)
+    summary = section("Summary", "Pruning and quantization both help.", 0.41)
+    question = "What is the difference between quantization and pruning for saving power?"
+    apart = assess([quantizing, summary, pruning], "all-MiniLM-L6-v2", query=question)
+    # the pruning section names no compared term in its heading: only the best hit counts
+    assert apart.low
+    pruning_named = section("Pruning", "Pruning removes connections, saving power.", 0.42)
+    together = assess([quantizing, pruning_named], "all-MiniLM-L6-v2", query=question)
+    assert together.level == "ok" and together.confidence > apart.confidence
+    # the same two hits for a question that compares nothing: the best hit alone
+    alone = assess([quantizing, pruning_named], "all-MiniLM-L6-v2",
+                   query="How does quantization and pruning save power?")
+    assert alone.confidence < together.confidence
