@@ -209,8 +209,8 @@ def cmd_serve(args) -> int:
         start = time.perf_counter()
         s = sync()
         problems = "".join(f"\n  {p}" for p in s.problems)
-        return (f"re-synced {docs}: {s.embedded} sections embedded, {s.deleted} removed, "
-                f"{s.failed} failed ({time.perf_counter() - start:.1f} s){problems}")
+        return (f"re-synced {docs}: sections embedded {s.embedded}, removed {s.deleted}, "
+                f"failed {s.failed} ({time.perf_counter() - start:.1f} s){problems}")
 
     try:
         print_summary(sync(say_stderr), as_json=False)
