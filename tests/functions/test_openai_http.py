@@ -76,7 +76,8 @@ def test_http_embedder_matches_the_server(fake_openai):
 
 
 def test_the_official_openai_client_accepts_our_fake(fake_openai):
-    """Cross-check: the SDK the indexer uses reads the same server the same way."""
+    """Cross-check: the official client reads the fake server as our transport does (the
+    fake stands in for OpenAI in every test of ours, so the real client vouches for it)."""
     import openai
 
     sdk = openai.OpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0)
