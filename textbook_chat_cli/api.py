@@ -224,12 +224,12 @@ def cmd_serve(args) -> int:
         store.close()
 
 
-def missing_index_hint(command: str) -> str | None:
+def missing_index_hint(command: str, settings: Settings | None = None) -> str | None:
     """Where the command looked when there is plainly no local index (without opening it:
     local Qdrant is opened on the first question, so `index` may still run). QDRANT_PATH is
     shown as configured: this is the author's own machine (the API never shows it)."""
     try:
-        settings = Settings.from_env(os.environ)
+        settings = settings or Settings.from_env(os.environ)
     except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
         return None
     from functions.edge_store import has_index

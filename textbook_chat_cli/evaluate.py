@@ -14,6 +14,7 @@ from indexer.evaluate.questions import QuestionFileError, read_questions
 from indexer.evaluate.report import fmt, not_citable_lines, to_json, to_table
 from indexer.evaluate.runner import run_eval
 from indexer.site_config import load_site_config
+from textbook_chat_cli.api import missing_index_hint
 
 EXAMPLES = """examples:
   textbook-chat eval questions.jsonl                       the answers shown, scored; misses listed
@@ -31,7 +32,7 @@ Each question goes through the POST /chat path; the answer shown is scored: does
 expected section (answer_cites_expected), was an answerable question refused, was an
 unanswerable one refused. A question whose section cannot be cited counts as a miss.
 The index is the one `textbook-chat index` wrote (QDRANT_PATH / QDRANT_URL, QDRANT_COLLECTION).
-exit status: 0 ok, 1 a --min-* threshold missed or nothing could be scored, 2 bad question
+exit status: 0 ok, 1 a --min-* threshold missed or nothing could be scored, 2 no index, bad question
 file or usage error.
 """
 
@@ -116,6 +117,10 @@ def cmd_eval(args) -> int:
                   "site's build output (run `npm run build` in the site first)", file=sys.stderr)
             return 2
         valid = _build_checker(args.build_dir, args.base_url)
+    hint = None if args.baseline else missing_index_hint("eval", settings)
+    if hint:
+        print(f"{hint}.", file=sys.stderr)
+        return 2
     run = run_eval(questions, settings, mode=args.retrieval, baseline=args.baseline,
                    valid_citation=valid)
     summary = run.summary
