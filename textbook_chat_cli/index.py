@@ -9,7 +9,10 @@ from pathlib import Path
 
 from functions.errors import ConfigError, StoreUnavailableError
 from functions.settings import Settings
+from functions.store import QdrantStore
 from indexer.build import export_jsonl, require_docs
+from indexer.check import check_chunks
+from indexer.discover import discover
 from indexer.job import build, index_docs, say_stderr
 from indexer.report import print_summary
 from indexer.sync import Summary
@@ -69,8 +72,6 @@ def cmd_index(args) -> int:
 
 def indexed_pages(settings: Settings) -> set[str]:
     """The doc paths the target collection holds (empty when it does not exist yet)."""
-    from functions.store import QdrantStore
-
     store = QdrantStore.open(settings)
     try:
         if not store.exists():
@@ -83,8 +84,6 @@ def indexed_pages(settings: Settings) -> set[str]:
 def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
     """A sync deletes what the folder lacks: a collection holding none of this folder's pages
     is another book, and indexing over it would delete it without a word."""
-    from indexer.discover import discover
-
     try:
         held = indexed_pages(settings)
     except StoreUnavailableError:
@@ -98,8 +97,6 @@ def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
 
 
 def cmd_check(args) -> int:
-    from indexer.check import check_chunks
-
     if not args.build_dir.is_dir():
         raise ConfigError(f"--build-dir {args.build_dir} is not a folder: run `npm run build` first.")
     job = index_job(args, say=say_stderr)
@@ -116,6 +113,13 @@ def cmd_check(args) -> int:
         f"{across} checked: {len(result.misses)} missing.",
         file=sys.stderr,
     )
+    if built.chunks and not result.pages:  # every page missing: the wrong folder, or not built
+        print(f"textbook-chat: nothing was checked: no page of {args.docs_dir} "
+              f"({len(result.misses)} in all) is in {args.build_dir} (baseUrl "
+              f"{job.site.base_url}). Give the "
+              "build folder of this site (e.g. website/build), built with `npm run build`.",
+              file=sys.stderr)
+        return 1
     if not result.texts:
         print(f"textbook-chat: nothing was checked: {args.docs_dir} gave no chunks"
               f"{' that the manifest lists' if args.manifest else ''}. Give the docs folder "
