@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.bench_eval import corpora_root, find_corpora, make_local_embedder, site_settings
 from functions import claims
-from functions.extractive import sentences
+from functions.selection import sentences
 from functions.settings import Settings
 from functions.sparse import terms
 
