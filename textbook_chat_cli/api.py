@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
@@ -13,6 +14,11 @@ from pathlib import Path
 
 from functions.errors import ConfigError
 from functions.settings import Settings
+from functions.store import QdrantStore
+from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
+from indexer.report import print_summary
+from indexer.site_config import find_config
+from indexer.watch import LockedStore, Watcher
 from textbook_chat_cli.events import api_gateway_event
 from textbook_chat_cli.options import port
 
@@ -182,15 +188,11 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
 
 def cmd_serve(args) -> int:
     """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
+    check_port(args.host, args.port)  # before any indexing, and before saying where it serves
     if not args.watch:
         hint_missing_index()
         return serve(args)
-    from functions.deps import Deps
-    from functions.store import QdrantStore
-    from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
-    from indexer.report import print_summary
-    from indexer.site_config import find_config
-    from indexer.watch import LockedStore, Watcher
+    from functions.deps import Deps  # here: it loads the app's services (~90 ms)
 
     docs = Path(args.watch)
     check_docs_dir(docs)
@@ -244,6 +246,25 @@ def missing_index_hint(command: str, settings: Settings | None = None) -> str | 
            else "set QDRANT_PATH to the folder that holds the index")
     return (f"textbook-chat {command}: there is no index at {where} for the collection "
             f"{settings.collection!r}: run `textbook-chat index DOCS_DIR` here first, or {fix}")
+
+
+def check_port(host: str, port: int) -> None:
+    """A port another program holds is a one-line error naming it, not uvicorn's log line."""
+    import socket
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"--port {port}: port {port} on {host} is in use (another "
+                              "`textbook-chat serve`?); stop what holds it or choose another "
+                              "with --port.") from None
+        raise ConfigError(f"--host {host} --port {port}: cannot listen there "
+                          f"({exc.strerror or exc}); use --host 127.0.0.1 or an address of this "
+                          "machine, and a port from 1024 up.") from None
 
 
 def hint_missing_index() -> None:

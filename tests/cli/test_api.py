@@ -175,3 +175,18 @@ def test_each_command_s_help_shows_its_own_examples(command, capsys):
     commands = [line.split("textbook-chat ", 1)[1].split()[0]
                 for line in examples.splitlines() if "textbook-chat " in line]
     assert commands and set(commands) == {command}, examples
+
+
+def test_serve_on_a_port_in_use_is_a_one_line_error(capsys):
+    import socket
+
+    from textbook_chat_cli.main import main
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"--port {port}: port {port} on 127.0.0.1 is in use" in err
+    assert "POST http://" not in err and "Errno" not in err  # nothing said about serving
