@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from functions.errors import ConfigError
+from functions.feedback import make_feedback_store
 from functions.settings import Settings
 from indexer.discover import discover
 from indexer.job import index_docs, resolve_job, say_stderr, shown
@@ -38,7 +39,6 @@ def cmd_demo(args) -> int:
 
     from functions.app import create_app
     from functions.deps import Deps
-    from functions.feedback import make_feedback_store
 
     docs = SAMPLE_DIR / "docs"
     if not docs.is_dir():

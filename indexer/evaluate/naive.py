@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from functions.contract import Chunk, chunk_id, content_hash
+from functions.sparse import encode_document
 from functions.tokens import encoding
 
 WINDOW_TOKENS = 512
@@ -149,8 +150,6 @@ def naive_chunks(payloads: Iterable[dict], model_name: str = "") -> list[Chunk]:
 
 def build_naive_index(source_store, target_store, embedder, batch: int = 64) -> int:
     """(Re)build the baseline collection from the main one; returns the number of windows."""
-    from functions.sparse import encode_document
-
     fields = tuple(f for f in Chunk.__dataclass_fields__ if f != "embed_text")
     payloads = [p for _, p in source_store.scroll_payloads(fields)]
     chunks = [replace(c, embedding_model=embedder.model_name) for c in naive_chunks(payloads)]

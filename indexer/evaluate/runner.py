@@ -13,7 +13,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from functions.embeddings.factory import make_embedder
+from functions.ranking import rerank
 from functions.settings import Settings
+from functions.store import QdrantStore
 from indexer.evaluate.metrics import TOP_K, Outcome, summarize
 from indexer.evaluate.questions import Question
 
@@ -54,7 +57,6 @@ def ask_all(
 ) -> list[Outcome]:
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
     from functions.answering import answer_chat
-    from functions.ranking import rerank
     from functions.validation import ChatRequest, Turn
 
     retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
@@ -119,7 +121,6 @@ def run_eval(
     """
     from functions.deps import Deps
     from functions.ratelimit import MemorySpendCap
-    from functions.store import QdrantStore
 
     if mode not in MODES:
         raise ValueError(f"retrieval mode {mode!r} is not one of {', '.join(MODES)}")
@@ -132,8 +133,6 @@ def run_eval(
             from indexer.evaluate.naive import NAIVE_SUFFIX, build_naive_index
 
             if embedder is None:
-                from functions.embeddings.factory import make_embedder
-
                 embedder = make_embedder(settings)
             target = store.collection_store(settings.collection + NAIVE_SUFFIX)
             build_naive_index(store, target, embedder)
