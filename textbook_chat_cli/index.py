@@ -56,7 +56,11 @@ def cmd_index(args) -> int:
         built = build(job)
         require_docs(built, job.docs_dir, with_manifest=job.manifest is not None)
     if args.export:
-        export_jsonl(built.chunks, args.export)
+        try:
+            export_jsonl(built.chunks, args.export)
+        except OSError as exc:
+            raise ConfigError(f"--export {args.export}: cannot write it ({exc.strerror or exc}); "
+                              "give a file path in an existing folder.") from None
     if args.dry_run:
         summary = Summary(files=built.files, chunks=len(built.chunks), failed=len(built.failed),
                           problems=built.failed, warnings=built.warnings)

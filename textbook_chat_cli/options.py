@@ -85,6 +85,9 @@ def chunk_options(args: argparse.Namespace) -> ChunkOptions:
 
 def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None) -> IndexJob:
     """The docs folder and its site options (add_site_options) as one resolved IndexJob."""
+    if args.site_dir is not None and not args.site_dir.is_dir():  # a typo: not the defaults
+        raise ConfigError(f"--site-dir {args.site_dir} is not a folder: give the site folder "
+                          "holding docusaurus.config.js (by default, the docs folder's parent).")
     overrides = SiteOverrides(
         base_url=args.base_url or None, route_base_path=args.route_base_path,
         trailing_slash=TRAILING_SLASH[args.trailing_slash] if args.trailing_slash else "keep",

@@ -22,3 +22,15 @@ def test_check_against_a_folder_without_the_site_s_pages(tmp_path, capsys):
     assert (f"nothing was checked: no page of {docs} (2 in all) is in {other} (baseUrl /)"
             in err)
     assert "gave no chunks" not in err
+
+
+def test_export_to_a_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "loops.md").write_text(PAGE)
+    for target, why in ((tmp_path / "no" / "such" / "chunks.jsonl", "No such file or directory"),
+                        (docs, "Is a directory")):
+        assert main(["index", str(docs), "--dry-run", "--export", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert f"--export {target}: cannot write it ({why})" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()

@@ -62,3 +62,11 @@ def test_site_flags_override_the_config_once(tmp_path):
     assert "--base-url, --trailing-slash given" in said[0]
     job = index_job(build_parser().parse_args(["index", str(docs)]))
     assert (job.site.base_url, job.site.trailing_slash) == ("/book/", True)
+
+
+def test_a_site_dir_that_is_not_a_folder_is_refused(tmp_path, capsys):
+    docs = str(_docs(tmp_path))
+    assert main(["index", docs, "--dry-run", "--site-dir", str(tmp_path / "webiste")]) == 2
+    out, err = capsys.readouterr()
+    assert f"--site-dir {tmp_path / 'webiste'} is not a folder" in err
+    assert "Dry run" not in out  # not indexed with Docusaurus defaults
