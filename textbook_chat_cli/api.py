@@ -85,6 +85,9 @@ def _read_history(path: Path) -> list[dict]:
     """The conversation so far from --history FILE (a JSON list of {role, content}); a file
     that does not exist yet starts a new conversation."""
     if not path.exists():
+        if not path.parent.is_dir():  # found out before asking, not after the answer
+            raise ConfigError(f"--history {path}: the folder {path.parent} does not exist; "
+                              "give a file in an existing folder (it is created there).")
         return []
     try:
         turns = json.loads(path.read_text(encoding="utf-8") or "[]")
@@ -166,8 +169,12 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
         configure_logging(logging.ERROR)
     response = handler(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")
+    lost = None
     if question.history and function == "chat" and "answer" in data:
-        _save_history(question.history, body, data["answer"])
+        try:
+            _save_history(question.history, body, data["answer"])
+        except OSError as exc:  # the answer is still shown; the conversation file is not updated
+            lost = f"--history {question.history}: cannot write it ({exc.strerror or exc})"
     if as_json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         if hint:
@@ -182,6 +189,10 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
             print(f"  see: {t['title']}  {t['url']}")
         if data.get("low_confidence"):
             print(f"  (low confidence: {data.get('confidence')})")
+    if lost:
+        print(f"textbook-chat ask: {lost}; this question and answer are not in it.",
+              file=sys.stderr)
+        return 1
     status = response.get("statusCode", 500)
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
 

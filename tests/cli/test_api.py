@@ -190,3 +190,13 @@ def test_serve_on_a_port_in_use_is_a_one_line_error(capsys):
     err = capsys.readouterr().err
     assert f"--port {port}: port {port} on 127.0.0.1 is in use" in err
     assert "POST http://" not in err and "Errno" not in err  # nothing said about serving
+
+
+def test_ask_history_in_a_folder_that_does_not_exist_is_refused_before_asking(tmp_path, capsys):
+    from textbook_chat_cli.main import main
+
+    talk = tmp_path / "no-such-folder" / "talk.json"
+    assert main(["ask", "What is loop jitter?", "--history", str(talk)]) == 2
+    err = capsys.readouterr().err
+    assert f"--history {talk}: the folder {talk.parent} does not exist" in err
+    assert "Traceback" not in err
