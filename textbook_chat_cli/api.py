@@ -109,6 +109,17 @@ def _save_history(path: Path, body: dict, answer: str) -> None:
                     encoding="utf-8")
 
 
+# The API names its body's fields; `ask` says which of its own flags to change instead.
+ASK_FLAGS = {"question": "the question", "page_url": "--page-url", "selected_text": "--selection",
+             "anchor": "--anchor", "history": "--history"}
+
+
+def _as_flags(message: str) -> str:
+    for field, flag in ASK_FLAGS.items():
+        message = message.replace(f"`{field}`", flag)
+    return message
+
+
 def _read_event(path: Path) -> dict:
     """An API Gateway v2 / Function URL event from a JSON file, or a clear error."""
     try:
@@ -140,6 +151,11 @@ def cmd_invoke(args) -> int:
 
 
 def cmd_ask(args) -> int:
+    if args.anchor and not args.selection:
+        print("textbook-chat ask: --anchor goes with --selection (the id of the heading above "
+              "the selected text); without --selection, --page-url names the reader's page.",
+              file=sys.stderr)
+        return 2
     history = Path(args.history) if args.history else None
     return ask(Question(args.question, args.selection, args.page_url, args.anchor, history),
                as_json=args.json)
@@ -180,7 +196,7 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
         if hint:
             print(f"{hint}.", file=sys.stderr)
     elif "error" in data:
-        print(f"textbook-chat: {data['error']['message']}", file=sys.stderr)
+        print(f"textbook-chat: {_as_flags(data['error']['message'])}", file=sys.stderr)
     else:
         print(data["answer"])
         for c in data.get("citations", []):

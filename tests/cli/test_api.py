@@ -200,3 +200,15 @@ def test_ask_history_in_a_folder_that_does_not_exist_is_refused_before_asking(tm
     err = capsys.readouterr().err
     assert f"--history {talk}: the folder {talk.parent} does not exist" in err
     assert "Traceback" not in err
+
+
+def test_ask_names_its_own_flags_in_the_api_s_refusals(minilm_env, capsys):
+    from textbook_chat_cli.main import main
+
+    env, cwd = minilm_env
+    out = cli(env, cwd, "ask", "What is loop jitter?", "--page-url", "loop")
+    assert out.returncode == 2 and "--page-url must be an http(s) URL or a path" in out.stderr
+    out = cli(env, cwd, "ask", "What?", "--selection", "Jitter varies.", "--anchor", "a b")
+    assert out.returncode == 2 and "--anchor must be a heading id" in out.stderr
+    assert main(["ask", "What is loop jitter?", "--anchor", "loop-jitter"]) == 2  # no selection
+    assert "--anchor goes with --selection" in capsys.readouterr().err
