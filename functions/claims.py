@@ -34,6 +34,7 @@ LEXICAL_ONLY = 0.8  # without embeddings (the embedding service failed)
 CODE_SHARE = 0.8  # lines of a code block that must occur in a passage
 WINDOWS_PER_PASSAGE = 40
 CLAIMS = ("sentence", "code")
+MOSTLY_SUPPORTED = 0.5  # below this share of a reply kept, the answer is shown flagged
 
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -237,6 +238,24 @@ def check(answer: str, hits: Sequence[SearchHit], embedder) -> Checked:
         else:
             claims.append(u)
     return Checked(_rebuild(answer, units, claims), tuple(claims), tuple(embedded))
+
+
+def check_numbers(answer: str, passages: Sequence[str]) -> Checked:
+    """For an answer with nothing to embed against (a reader's selection, which never touches
+    an embedding model) and whose words may restate the passage: only the number rule. A
+    sentence stating a number the passages never write goes, and so does a code block they do
+    not hold; every other sentence stays, cited or not."""
+    units = _units(answer)
+    claims: list[Claim] = []
+    for _, _, u in units:
+        if u.kind in CLAIMS:
+            ok = (_code_supported(u.text, passages) if u.kind == "code"
+                  else numbers_found(u.text, passages))
+            claims.append(Claim(u.text, u.cited, u.kind, supported=ok,
+                                reason="ok" if ok else "unsupported"))
+        else:
+            claims.append(u)
+    return Checked(_rebuild(answer, units, claims), tuple(claims), ())
 
 
 def _rebuild(answer: str, units, claims: Sequence[Claim]) -> str:

@@ -19,8 +19,6 @@ from functions.prompt import NOT_FOUND, chat_messages, echoes_instructions
 from functions.search_types import SearchHit
 from functions.sections import split_hits
 
-MOSTLY_SUPPORTED = 0.5  # below this share the answer is shown flagged as low confidence
-
 
 def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> dict:
     """A refusal (the one wording of functions.answering unless `text`) with related sections."""
@@ -67,5 +65,5 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
     if not citations:
         return abstain(None, min(confidence, 0.3), hits), checked.embedded
     share = checked.share
-    return (answered(answer, citations, round(confidence * share, 3), share < MOSTLY_SUPPORTED),
+    return (answered(answer, citations, round(confidence * share, 3), share < claims.MOSTLY_SUPPORTED),
             checked.embedded)

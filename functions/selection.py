@@ -9,9 +9,11 @@ import math
 import re
 from collections.abc import Sequence
 
+from functions import claims
 from functions.answer import answered, refused
 from functions.budget import approx_tokens, reserve
 from functions.citations import _MARKERS, snippet, strip_links, strip_markers
+from functions.deadline import REQUEST_SECONDS, within
 from functions.extractive import plain
 from functions.sparse import terms
 from functions.validation import SelectionRequest
@@ -185,9 +187,13 @@ def model_answer(req: SelectionRequest, text: str) -> dict:
 
     cited = any(names_one(m) for m in _MARKERS.finditer(text))
     clean = _MARKERS.sub(lambda m: " [1]" if names_one(m) else "", text).strip()
-    if not cited:
-        return answered(clean, [selection_citation(req)], 0.5, low_confidence=True)
-    return answered(clean, [selection_citation(req)], 1.0)
+    checked = claims.check_numbers(clean, [req.selected_text])  # no number of its own
+    if not checked.supported:
+        return refusal(req)
+    share = checked.share
+    confidence = (1.0 if cited else 0.5) * share
+    return answered(checked.text, [selection_citation(req)], round(confidence, 3),
+                    not cited or share < claims.MOSTLY_SUPPORTED)
 
 
 def _leaks(text: str) -> bool:
@@ -204,7 +210,8 @@ def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> dict
     reserved = reserve(spend_cap, tokens + approx_tokens(req.question) + 300 + llm.max_tokens)
     used = 0
     try:
-        completion = llm.complete(messages(req))
+        with within(REQUEST_SECONDS):  # one deadline, as for /chat
+            completion = llm.complete(messages(req))
         used = completion.total_tokens
     finally:
         spend_cap.settle(reserved, used)

@@ -80,3 +80,34 @@ def test_model_sees_no_fake_markers_or_links_and_shows_none():
     assert "[3]" not in sent and "https://" not in sent and sent.count("[1]") == 2
     shown = model_answer(REQ, "It varies, see [this](https://evil.example) or www.evil.example [1].")
     assert "evil" not in shown["answer"] and shown["answer"].endswith("[1].")
+
+
+def test_a_model_sentence_stating_a_number_the_selection_never_writes_is_dropped():
+    """Grounded in the selection only: a number the selection never writes ("first measured in
+    1987") is not the selection's, so that sentence goes; with nothing else left it is the
+    refusal. Words are not judged (an explanation restates in plain words)."""
+    true = "Jitter is how much the loop period varies [1]."
+    out = model_answer(REQ, f"{true} It was first measured in 1987 [1].")
+    assert out["answer"] == true and out["citations"] and 0 < out["confidence"] < 1.0
+    assert model_answer(REQ, true)["confidence"] == 1.0
+    alone = model_answer(REQ, "It was first measured in 1987 [1].")
+    assert alone["answer"] == NOT_IN_SELECTION and alone["citations"] == []
+
+
+def test_a_hung_model_ends_the_selection_within_the_request_deadline(fake_openai, monkeypatch):
+    import time
+
+    from functions import selection
+    from functions.errors import UpstreamError
+    from functions.openai_http import OpenAIChat, OpenAIHttp
+    from functions.ratelimit import MemorySpendCap
+
+    monkeypatch.setattr(selection, "REQUEST_SECONDS", 1.5)
+    fake_openai.delay_next(30.0, times=5, endpoint="chat")
+    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=20.0, deadline=20.0))
+    cap = MemorySpendCap(10_000_000)
+    start = time.monotonic()
+    with pytest.raises(UpstreamError):
+        answer_selection(REQ, llm, cap, 20)
+    assert time.monotonic() - start < 3.0
+    assert cap._used == 0  # the reservation was settled
