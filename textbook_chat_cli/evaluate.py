@@ -134,11 +134,24 @@ def cmd_eval(args) -> int:
         print(to_table(summary, title))
     failures = missed_thresholds(summary, {f: getattr(args, f) for f in THRESHOLDS})
     nothing = unscorable(summary)
+    if nothing and summary["not_citable"]:
+        nothing = _urls_differ(run, summary["not_citable"][0]["expected"])
     if nothing:
         failures.insert(0, f"nothing could be scored: {nothing}")
     for failure in failures:
         print(f"textbook-chat eval: FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _urls_differ(run, expected: str) -> str:
+    """No question's section is in the index: show one URL of each side, so an author sees
+    whether it is another book or the same book under other site settings."""
+    indexed = next((url for o in run.outcomes for url in o.ranking if url), None)
+    held = f", the index holds URLs like {indexed}" if indexed else ""
+    return (f"none of the questions' sections is in the collection {run.collection!r}: they "
+            f"are at URLs like {expected}{held}. Evaluate the book the questions are written for "
+            "(QDRANT_COLLECTION=...), or index it with its site's settings (--site-dir or "
+            "--base-url / --route-base-path / --trailing-slash)")
 
 
 def _build_checker(build_dir: Path, base_url: str | None):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from textbook_chat_cli.main import main
 
 QUESTION = {"id": "q1", "question": "What is loop jitter?", "kind": "concept",
@@ -24,3 +26,23 @@ def test_eval_without_an_index_names_the_folder_it_looked_in(tmp_path, monkeypat
     assert main(["eval", str(questions), "--collection", "my-book"]) == 2
     assert "collection 'my-book'" in capsys.readouterr().err
     assert not (tmp_path / ".textbook-chat").exists()
+
+
+@pytest.mark.slow
+def test_eval_of_another_book_s_questions_shows_both_urls(tmp_path, monkeypatch, capsys):
+    for name in ("QDRANT_URL", "QDRANT_COLLECTION", "OPENAI_API_KEY", "DYNAMODB_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kites.md").write_text("# Kites\n\n## Flying\n\nA kite flies on a string in the wind.\n")
+    assert main(["index", "docs"]) == 0
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps(QUESTION) + "\n")
+    capsys.readouterr()
+    assert main(["eval", str(questions)]) == 1
+    err = capsys.readouterr().err
+    assert ("none of the questions' sections is in the collection 'textbook': they are at URLs "
+            "like /docs/intro#jitter, the index holds URLs like /docs/kites") in err
+    assert "QDRANT_COLLECTION=" in err and "--site-dir" in err
