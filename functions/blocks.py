@@ -61,6 +61,8 @@ def _is_noise(kind: str, text: str) -> bool:
 
 def _kind(lines: list[str]) -> str:
     first = lines[0]
+    if all(ln.startswith(("    ", "\t")) for ln in lines if ln.strip()):
+        return "code"  # an indented code block (CommonMark), never a paragraph to cut
     if _TABLE.match(first):
         return "table"
     if _LIST.match(first):

@@ -42,6 +42,7 @@ COVER_GAIN = 0.2  # … when it holds this share (by weight) of the terms the be
 DEFINES = 0.08  # "What is X?": a block that defines X (X is…, a row or line headed X) gains this
 QUANTITY_MARGIN = 0.08  # how much less relevant a block stating the asked number may be
 MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
+EXPLAINS_CHARS = 300  # a paragraph this short right after a code block is quoted with it
 MAX_LIST_ITEMS = 12
 MAX_CODE_LINES = 30
 MAX_TABLE_ROWS = 14
@@ -62,6 +63,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*`])")
 _INLINE = re.compile(r"\*\*|__|`|!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_OPEN_END = re.compile(r"\b(?:is|are|was|be|by|as|to|of|and|or|with|from|gives?|becomes?|"
+                       r"reads?|follows?|uses?|like|then)$", re.I)
 
 
 @dataclass
@@ -199,11 +202,18 @@ def _defining_rows(text: str, term: str) -> str | None:
     return "\n".join(lines[:2] + rows) if rows else None
 
 
+def _announces(text: str) -> bool:
+    """A paragraph that ends by pointing at what follows: "…the following:", or a sentence
+    left open for the formula or code below it ("The relation with the loop period is")."""
+    end = text.rstrip()
+    return end.endswith(":") or _OPEN_END.search(end) is not None
+
+
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
     """A paragraph announcing what follows ("Options, depending on budget:") with nothing
     quotable after it in its section: alone it says nothing."""
     block = blocks[k]
-    if block.kind != "paragraph" or not block.text.rstrip().endswith(":"):
+    if block.kind != "paragraph" or not _announces(block.text):
         return False
     nxt = blocks[k + 1] if k + 1 < len(blocks) else None
     return nxt is None or nxt.kind == "heading" or nxt.noise
@@ -302,21 +312,36 @@ def _lead_in(c: Candidate) -> TextBlock | None:
     if c.index == 0:
         return None
     before = c.blocks[c.index - 1]
-    if before.kind != "paragraph" or before.noise or len(before.text) > MAX_CHARS:
+    if before.noise or len(before.text) > MAX_CHARS:
         return None
-    if c.block.kind in ("list", "table", "code", "definition"):
-        return before
-    if _PRONOUN_LEAD.match(plain(c.block.text)):
-        return before
-    return None
+    leans = c.block.kind == "paragraph" and bool(_PRONOUN_LEAD.match(plain(c.block.text)))
+    if before.kind in ("list", "definition"):  # "This separation …" after the list it sums up
+        return before if leans else None
+    if before.kind != "paragraph":
+        return None
+    return before if c.block.kind in ("list", "table", "code", "definition") or leans else None
 
 
 def _follow_on(c: Candidate) -> TextBlock | None:
-    """The block a paragraph announces ("…the following:"), in the same section."""
-    if c.block.kind != "paragraph" or not c.block.text.rstrip().endswith(":"):
-        return None
+    """The block a paragraph announces ("…the following:"), or the short paragraph that says
+    what a code block does or gives ("An echo of 5.8 ms is about 1 m."), in the same section."""
     nxt = c.blocks[c.index + 1] if c.index + 1 < len(c.blocks) else None
-    return nxt if nxt is not None and nxt.kind != "heading" and not nxt.noise else None
+    if nxt is None or nxt.kind == "heading" or nxt.noise:
+        return None
+    if c.block.kind == "code":
+        return _explains(c.blocks, c.index + 1)
+    if c.block.kind != "paragraph" or not _announces(c.block.text):
+        return None
+    return nxt
+
+
+def _explains(blocks: list[TextBlock], k: int) -> TextBlock | None:
+    """blocks[k] if it is a short paragraph, as the one right after a code block says what
+    the code does or gives."""
+    nxt = blocks[k] if k < len(blocks) else None
+    if nxt is None or nxt.kind != "paragraph" or nxt.noise or len(nxt.text) > EXPLAINS_CHARS:
+        return None
+    return nxt
 
 
 def _render(c: Candidate, question: str) -> str:
@@ -329,14 +354,24 @@ def _render(c: Candidate, question: str) -> str:
     if c.block.kind == "paragraph":
         body = _trim_paragraph(body, question)
         if follow is not None:
-            return _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow, question))
+            out = _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow, question))
+            then = _explains(c.blocks, c.index + 2) if follow.kind == "code" else None
+            return out if then is None else out + "\n\n" + _cite_prose(strip_markers(then.text), n)
+        if lead is not None and lead.kind != "paragraph":  # the list the paragraph sums up
+            listed = strip_markers(_trim_block(lead, question))
+            intro = c.blocks[c.index - 2] if c.index >= 2 else None
+            if intro is not None and intro.kind == "paragraph" and not intro.noise \
+                    and intro.text.rstrip().endswith(":") and len(intro.text) <= MAX_CHARS:
+                listed = strip_markers(intro.text) + "\n\n" + listed
+            return listed + "\n\n" + _cite_prose(body, n)
         if lead is not None:
             return strip_markers(lead.text) + " " + _cite_prose(body, n)
         return _cite_prose(body, n)
+    after = "" if follow is None else "\n\n" + _cite_prose(strip_markers(follow.text), n)
     if lead is not None:
-        return _cite_prose(strip_markers(lead.text), n) + "\n\n" + body
+        return _cite_prose(strip_markers(lead.text), n) + "\n\n" + body + after
     label = c.title or "the book"
-    return f"From “{label}” [{n}]:\n\n{body}"
+    return f"From “{label}” [{n}]:\n\n{body}{after}"
 
 
 def compose(question: str, hits: Sequence[SearchHit],

@@ -275,6 +275,41 @@ def test_diagram_source_and_figure_captions_are_not_answer_material():
     assert "graph LR" in asked
 
 
+def test_a_paragraph_summing_up_a_list_brings_the_list_and_its_intro():
+    content = ("Nodes are the units of a ROS 2 system.\n\n"
+               "In a humanoid, nodes are grouped by function:\n\n"
+               "- **Drivers**: read the IMU and the encoders\n- **Planners**: make trajectories\n\n"
+               "This separation by function lets each group be developed and tested alone.")
+    text, _ = shown("Why can each group be developed and tested alone?",
+                    [hit(content)])
+    assert text == ("In a humanoid, nodes are grouped by function:\n\n"
+                    "- **Drivers**: read the IMU and the encoders\n- **Planners**: make trajectories"
+                    "\n\nThis separation by function lets each group be developed and tested "
+                    "alone [1].")
+
+
+def test_code_comes_with_the_sentence_that_says_what_it_gives():
+    content = ("The distance is half the echo time times the speed of sound:\n\n"
+               "```python\ndistance = 343.0 * echo_s / 2\n```\n\n"
+               "An echo of 5.8 ms therefore means an obstacle about 1 m away.\n\n"
+               "Ultrasonic sensors struggle with soft surfaces such as curtains, which absorb "
+               "the burst instead of reflecting it back to the sensor.")
+    text, _ = shown("How far away is an obstacle whose echo takes 5.8 ms, and what speed of "
+                    "sound does the distance formula use?", [hit(content)])
+    assert text.endswith("```\n\nAn echo of 5.8 ms therefore means an obstacle about 1 m "
+                         "away [1].")
+    assert "curtains" not in text
+    # a sentence left open for the code below it is never quoted without the code
+    open_end = "The relation with the loop period is\n\n```python\nalpha = tau / (tau + dt)\n```"
+    text, _ = shown("complementary filter time constant tau loop period", [hit(open_end)])
+    assert "alpha = tau / (tau + dt)" in text
+
+
+def test_an_indented_code_block_is_code_not_a_paragraph():
+    blocks = split_blocks("Walk like this:\n\n    def walk(self):\n        step = 0.1\n")
+    assert [b.kind for b in blocks] == ["paragraph", "code"]
+
+
 def test_selection_helpers_still_split_prose_sentences():
     out = sentences("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
                     "```python\nx = 1\n```")
