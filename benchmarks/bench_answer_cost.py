@@ -28,28 +28,35 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from qdrant_client import QdrantClient  # noqa: E402
+
+from benchmarks.bench_eval import (  # noqa: E402
+    DEFAULT_CACHE,
+    corpora_root,
+    corpus_questions,
+    find_corpora,
+    index_corpus,
+    make_local_embedder,
+)
+from functions.prompt import chat_messages, rewrite_messages  # noqa: E402
+from functions.retrieval import Retriever  # noqa: E402
+from functions.settings import Settings  # noqa: E402
+from functions.store import QdrantStore  # noqa: E402
+from functions.tokens import encoding  # noqa: E402
+from functions.validation import Turn  # noqa: E402
+from tests.functions.sample_rest import SAMPLE, sample_questions  # noqa: E402
+
 # USD per 1M tokens, OpenAI's list prices when this was written (check openai.com/api/pricing)
 PRICES = {"gpt-4o-mini input": 0.15, "gpt-4o-mini output": 0.60, "text-embedding-3-small": 0.02}
 TYPICAL_REPLY = 250
 
 
 def message_tokens(messages: list[dict]) -> int:
-    from functions.tokens import encoding
-
     enc = encoding()
     return sum(3 + len(enc.encode(m["content"], disallowed_special=())) for m in messages) + 3
 
 
 def measure(name: str, docs_site: Path, questions: list[str], embedder, top_k: int) -> dict:
-    from qdrant_client import QdrantClient
-
-    from benchmarks.bench_eval import index_corpus
-    from functions.prompt import chat_messages, rewrite_messages
-    from functions.retrieval import Retriever
-    from functions.store import QdrantStore
-    from functions.tokens import encoding
-    from functions.validation import Turn
-
     store = QdrantStore(QdrantClient(location=":memory:"), name)
     index_corpus(docs_site, store, embedder)
     retriever = Retriever(store, embedder)
@@ -74,16 +81,6 @@ def dollars_per_1000(prompt_in: float, reply_out: float, query: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.bench_eval import (
-        DEFAULT_CACHE,
-        corpora_root,
-        corpus_questions,
-        find_corpora,
-        make_local_embedder,
-    )
-    from functions.settings import Settings
-    from tests.functions.sample_rest import SAMPLE, sample_questions
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("corpora", nargs="?")
     ap.add_argument("--top-k", type=int, default=5)

@@ -30,6 +30,7 @@ from benchmarks.gen_corpus import generate  # noqa: E402
 from functions import tokens  # noqa: E402
 from indexer import splitting  # noqa: E402
 from indexer.chunker import ChunkOptions, chunk_document  # noqa: E402
+from indexer.markdown import parse_text  # noqa: E402
 from indexer.model import SiteSettings  # noqa: E402
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -83,11 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print the top functions of ours")
     args = parser.parse_args(argv)
-    try:
-        from indexer.markdown import parse_text
-    except ImportError:
-        print("indexer.markdown.parse_text does not exist yet: skipping the benchmark")
-        return 0
     work = Path(tempfile.mkdtemp(prefix="bench-chunking-"))
     try:
         paths = generate(work, args.chapters, args.megabytes)

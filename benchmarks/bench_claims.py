@@ -29,6 +29,8 @@ from functions import claims
 from functions.selection import sentences
 from functions.settings import Settings
 from functions.sparse import terms
+from indexer.build import build_chunks
+from indexer.model import ChunkOptions
 
 KINDS = ("verbatim", "trimmed", "same_page", "other_page", "misstated")
 SUPPORTED = ("verbatim", "trimmed")
@@ -36,8 +38,6 @@ SUPPORTED = ("verbatim", "trimmed")
 
 def passages(corpus: Path) -> list[tuple[str, str, list[str]]]:
     """(doc_path, passage text as the check sees it, its prose sentences)."""
-    from indexer.build import build_chunks
-    from indexer.chunker import ChunkOptions
 
     built = build_chunks(corpus / "docs", site_settings(corpus), ChunkOptions())
     out = []

@@ -51,6 +51,8 @@ from functions.embeddings.local import (  # noqa: E402
     window_spans,
 )
 from functions.tokens import count_tokens  # noqa: E402
+from indexer.build import build_chunks  # noqa: E402
+from indexer.model import ChunkOptions, SiteSettings  # noqa: E402
 
 SHARED = Path(os.environ.get("TEXTBOOK_CHAT_SHARED", ROOT.parent / "shared"))
 
@@ -162,10 +164,6 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
 def make_book(target: int, folder: Path) -> tuple[Path, list[str]]:
     """A docs folder of about `target` chunks from the shared corpora's docs (whole files, in
     order), and the texts the indexer embeds for it."""
-    from indexer.build import build_chunks
-    from indexer.chunker import ChunkOptions
-    from indexer.model import SiteSettings
-
     docs = folder / "docs"
     sources = [(corpus.name, corpus / "docs") for corpus in sorted((SHARED / "corpora").glob("pai-*"))]
     if not sources:

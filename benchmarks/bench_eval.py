@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -31,10 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from functions.embeddings.factory import make_embedder  # noqa: E402
 from functions.settings import Settings  # noqa: E402
+from functions.store import QdrantStore  # noqa: E402
+from indexer.build import build_chunks  # noqa: E402
 from indexer.evaluate.questions import read_questions  # noqa: E402
 from indexer.evaluate.report import comparison_table, to_table  # noqa: E402
-from indexer.model import SiteSettings  # noqa: E402
+from indexer.evaluate.runner import run_eval  # noqa: E402
+from indexer.model import ChunkOptions, SiteSettings  # noqa: E402
+from indexer.site_config import read_site_config  # noqa: E402
+from indexer.sync import sync_chunks  # noqa: E402
 
 QUESTION_FILES = ("questions.resolved.jsonl", "questions.jsonl")
 EXTRA_FILES = ("questions.extra.resolved.jsonl",)  # harder kinds, evaluated together
@@ -104,31 +109,7 @@ def find_corpora(root: Path) -> list[Path]:
     return sorted(d for d in root.iterdir() if (d / "docs").is_dir() and question_file(d))
 
 
-def _fallback_site(corpus: Path) -> SiteSettings:
-    """baseUrl, routeBasePath, trailingSlash and markdown.format read from the config text,
-    for trees without indexer/site_config.py."""
-    site = SiteSettings()
-    config = next((corpus / f"docusaurus.config.{e}" for e in ("ts", "js", "mjs")
-                   if (corpus / f"docusaurus.config.{e}").is_file()), None)
-    if config is None:
-        return site
-    text = config.read_text(encoding="utf-8")
-    if m := re.search(r"\bbaseUrl\s*:\s*['\"]([^'\"]+)['\"]", text):
-        site.base_url = m.group(1)
-    if m := re.search(r"\brouteBasePath\s*:\s*['\"]([^'\"]*)['\"]", text):
-        site.route_base_path = m.group(1).strip("/")
-    if m := re.search(r"\btrailingSlash\s*:\s*(true|false)", text):
-        site.trailing_slash = m.group(1) == "true"
-    if m := re.search(r"\bformat\s*:\s*['\"](mdx|detect)['\"]", text):
-        site.markdown_format = m.group(1)
-    return site
-
-
 def site_settings(corpus: Path) -> SiteSettings:
-    try:
-        from indexer.site_config import read_site_config
-    except ImportError:
-        return _fallback_site(corpus)
     return read_site_config(corpus)
 
 
@@ -163,23 +144,13 @@ class CachedEmbedder:
 
 
 def make_local_embedder(settings: Settings, cache: Path | None = None):
-    try:
-        from functions.embeddings.factory import make_embedder
-    except ImportError:
-        from functions.embeddings.local import LocalMiniLM
-
-        inner = LocalMiniLM().load()
-    else:
-        inner = make_embedder(settings)
+    inner = make_embedder(settings)
     if cache is None:
         return inner
     return CachedEmbedder(inner, cache / f"{inner.model_name}.jsonl")
 
 
 def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
-    from indexer.chunker import ChunkOptions
-    from indexer.sync import build_chunks, sync_chunks
-
     built = build_chunks(corpus / "docs", site_settings(corpus), options or ChunkOptions())
     for problem in built.failed:
         print(f"  {corpus.name}: could not index {problem}", file=sys.stderr)
@@ -190,9 +161,6 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
                  cache: Path | None = None, model_url: str | None = None) -> dict:
     """{label: summary} for every run on one corpus, indexed afresh in workdir. `model_url`:
     the base URL of an OpenAI-compatible server answering instead of the offline path."""
-    from functions.store import QdrantStore
-    from indexer.evaluate.runner import run_eval
-
     settings = Settings(qdrant_path=str(workdir / corpus.name), collection=corpus.name)
     embedder = embedder or make_local_embedder(settings, cache)
     questions = corpus_questions(corpus)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from functions.settings import LOCAL_EMBEDDING_MODEL, Settings  # noqa: E402
 from functions.store import QdrantStore  # noqa: E402
 from indexer.build import build_chunks  # noqa: E402
 from indexer.chunker import ChunkOptions  # noqa: E402
+from indexer.job import index_docs, resolve_job  # noqa: E402
 from indexer.model import SiteSettings  # noqa: E402
 from indexer.sync import sync_chunks, sync_docs  # noqa: E402
 from tests.fakes.embedder import RandomEmbedder  # noqa: E402
@@ -38,8 +40,6 @@ from tests.fakes.embedder import RandomEmbedder  # noqa: E402
 
 def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
     """The no-op re-sync as the author runs it, against a bare interpreter start."""
-    from indexer.job import index_docs, resolve_job
-
     settings = Settings(qdrant_path=str(qdrant))
     index_docs(resolve_job(docs), settings, embedder=RandomEmbedder(model_name=LOCAL_EMBEDDING_MODEL), say=lambda _: None)
     env = {**os.environ, "QDRANT_PATH": str(qdrant), "PYTHONPATH": str(ROOT),
@@ -49,8 +49,6 @@ def command_noop(docs: Path, qdrant: Path, runs: int) -> None:
 
     def run(argv) -> tuple[float, float, str]:
         """wall and CPU (user + system) seconds of one command, its stdout."""
-        import resource
-
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run(argv, env=env, cwd=qdrant.parent, capture_output=True, text=True,
