@@ -24,12 +24,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from mangum import Mangum  # noqa: E402
 
+from functions.app import create_app  # noqa: E402
 from functions.contract import chunk_id, point_id  # noqa: E402
+from functions.deps import Deps  # noqa: E402
+from functions.ratelimit import MemoryRateLimiter, MemorySpendCap  # noqa: E402
 from functions.settings import Settings  # noqa: E402
 from functions.sparse import encode_document, encode_query  # noqa: E402
 from functions.store import QdrantStore  # noqa: E402
 from tests.fakes.embedder import RandomEmbedder  # noqa: E402
+from textbook_chat_cli.events import api_gateway_event  # noqa: E402
 
 WORDS = ("loop sensor encoder motor torque filter kalman gyroscope accelerometer drift bias "
          "jitter sample rate noise lidar range voltage current pwm bridge servo stepper node "
@@ -67,13 +72,6 @@ def main(argv=None) -> int:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=100)
     args = parser.parse_args(argv)
-
-    from mangum import Mangum
-
-    from functions.app import create_app
-    from functions.deps import Deps
-    from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
-    from textbook_chat_cli.events import api_gateway_event
 
     class NoFeedback:
         def record_answer(self, *a):
