@@ -410,7 +410,7 @@ def compose(question: str, hits: Sequence[SearchHit],
                     if sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN])
     if covering:
         parts.append(covering[0])
-    elif others and others[0].score >= best.score - SECOND_BLOCK:
+    elif others and others[0].score >= best.score - SECOND_BLOCK and best.lex < 0.99:
         parts.append(others[0])
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)

@@ -179,6 +179,15 @@ def test_a_close_second_block_from_another_section_joins():
     assert text.count("[") == 2
 
 
+def test_no_second_section_when_the_best_block_holds_every_word_asked():
+    bridge = hit("Drivers insert a dead time between switching the two sides.", "h-bridge",
+                 "The H-bridge")
+    reckoning = hit("Dead reckoning drifts further and further over time.", "dead-reckoning",
+                    "Dead reckoning", pid=2)
+    _, cites = shown("dead time", [bridge, reckoning])
+    assert [c["section_title"] for c in cites] == ["The H-bridge"]
+
+
 def test_a_second_section_joins_for_what_the_first_leaves_out():
     reliability = hit("The reliability policy decides whether lost messages are sent again: "
                       "reliable retransmits them, best effort drops them.",
