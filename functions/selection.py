@@ -24,6 +24,7 @@ MAX_PER_SOURCE = 2
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
 _SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
 
 
 NOT_IN_SELECTION = (
@@ -88,6 +89,20 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def whole_sentences(text: str) -> list[str]:
+    """The selection's sentences without the pieces the reader's selection cut: a first one
+    that starts inside a sentence (in lower case) and a last one that stops inside one (the
+    selection ends with no full stop, and not in a list), when whole sentences remain."""
+    found = sentences(text)
+    out = found[1:] if len(found) > 1 and found[0][:1].islower() else list(found)
+    end = text.rstrip()
+    last_line = end.splitlines()[-1].strip() if end else ""
+    if (len(out) > 1 and out[-1][-1:] not in ".!?" and end[-1:] not in ".!?:)\"'`*"
+            and not _LIST_ITEM.match(last_line)):
+        out = out[:-1]
+    return out
+
+
 def _cite(sentence: str, n: int) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} [{n}]{sentence[-1]}"
@@ -100,7 +115,7 @@ def best_sentences(question: str, texts: Sequence[str], limit: int = MAX_SENTENC
     wanted = set(terms(question))
     scored = []
     for src, text in enumerate(texts):
-        for pos, sent in enumerate(sentences(text)):
+        for pos, sent in enumerate(whole_sentences(text)):
             words = terms(sent)
             overlap = len(wanted & set(words))
             if overlap:
@@ -122,7 +137,7 @@ def best_sentences(question: str, texts: Sequence[str], limit: int = MAX_SENTENC
 def key_sentences(question: str, text: str, limit: int = KEY_SENTENCES) -> list[str]:
     """The selection's most central whole sentences (they share most words with the rest of
     it), in reading order; for an example request, sentences giving one come first."""
-    found = sentences(text)
+    found = whole_sentences(text)
     if len(found) <= limit:
         return found
     counts: dict[str, int] = {}

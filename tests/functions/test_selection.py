@@ -111,3 +111,24 @@ def test_a_hung_model_ends_the_selection_within_the_request_deadline(fake_openai
         answer_selection(REQ, llm, cap, 20)
     assert time.monotonic() - start < 3.0
     assert cap._used == 0  # the reservation was settled
+
+
+def test_a_selection_cut_mid_sentence_is_not_echoed_cut():
+    """The reader's selection may start or end inside a sentence: those pieces are left out
+    when whole sentences remain; a selection that is one piece is quoted as it is."""
+    cut = ("of the loop period from one tick to the next. Reliable delivery retries lost "
+           "messages, which suits commands. Best effort drops late messages, which suits "
+           "sensor streams. History keeps the last")
+    out = answer_selection(SelectionRequest("Explain this passage.", cut), None, None, 2000)
+    assert out["answer"] == ("Reliable delivery retries lost messages, which suits commands [1]. "
+                             "Best effort drops late messages, which suits sensor streams [1].")
+    out = answer_selection(SelectionRequest("What is reliable delivery for?", cut), None, None,
+                           2000)
+    assert out["answer"].startswith("Reliable delivery retries") and "History keeps" not in (
+        out["answer"])
+    listed = "Two policies matter here:\n\n- Reliable delivery for commands\n- Best effort for streams"
+    assert "Best effort for streams" in answer_selection(
+        SelectionRequest("Summarise this", listed), None, None, 2000)["answer"]
+    piece = "retries lost messages, which suits commands"
+    assert answer_selection(SelectionRequest("What does this mean?", piece), None, None,
+                            2000)["answer"] == f"{piece} [1]"
