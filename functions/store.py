@@ -57,6 +57,11 @@ def same_model(collection: str, meta: dict, model: str, dimension: int, recreate
     return False
 
 
+def _unreachable(exc: Exception) -> StoreUnavailableError:
+    return StoreUnavailableError("Qdrant cannot be reached: check QDRANT_URL, QDRANT_API_KEY and "
+                                 "that the cluster is running.", detail=str(exc))
+
+
 class QdrantStore:
     """One collection of a Qdrant server (or of a qdrant-client given to it): created with the
     model it was built for, synced point by point."""
@@ -90,7 +95,10 @@ class QdrantStore:
 
     # --- collection -------------------------------------------------------------------------
     def exists(self) -> bool:
-        return self.client.collection_exists(self.collection)
+        try:
+            return self.client.collection_exists(self.collection)
+        except Exception as exc:  # network errors, auth errors
+            raise _unreachable(exc) from None
 
     def collection_meta(self) -> dict:
         try:
@@ -100,9 +108,7 @@ class QdrantStore:
         except StoreUnavailableError:
             raise
         except Exception as exc:  # network errors, auth errors
-            raise StoreUnavailableError(
-                "Qdrant cannot be reached: check QDRANT_URL, QDRANT_API_KEY and that the "
-                "cluster is running.", detail=str(exc)) from None
+            raise _unreachable(exc) from None
         return dict(info.config.metadata or {})
 
     def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:

@@ -91,6 +91,8 @@ def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
     try:
         held = indexed_pages(settings)
     except StoreUnavailableError:
+        if settings.qdrant_url:  # a server that cannot be reached: say so before embedding
+            raise
         return  # a half-written or older index: `index` itself rebuilds or moves it over
     if held and not held & set(discover(docs_dir)):
         raise ConfigError(

@@ -34,3 +34,16 @@ def test_export_to_a_path_that_cannot_be_written_is_a_one_line_error(tmp_path, c
         err = capsys.readouterr().err
         assert f"--export {target}: cannot write it ({why})" in err and "Traceback" not in err
     assert not (tmp_path / "no").exists()
+
+
+def test_index_with_a_qdrant_server_that_is_not_there(tmp_path, monkeypatch, capsys):
+    from tests.ports import free_port
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "loops.md").write_text(PAGE)
+    monkeypatch.setenv("QDRANT_URL", f"http://127.0.0.1:{free_port()}")  # nothing listens
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["index", str(docs)]) == 2
+    err = capsys.readouterr().err
+    assert "Qdrant cannot be reached: check QDRANT_URL" in err and "Traceback" not in err
