@@ -44,6 +44,7 @@ def cmd_release(args) -> int:
         raise ConfigError(release.NEEDS_SERVER)
     store = QdrantStore.open(settings)
     try:
+        store.exists()  # a server that cannot be reached (or refuses the key): one line, first
         return run_step(args, settings, store)
     finally:
         store.close()
