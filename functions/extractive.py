@@ -76,6 +76,7 @@ class Candidate:
     title: str
     page: str = ""  # the page title: a block is read under "page > heading", as it was indexed
     chunk: float = 0.0  # the cosine of the question and the chunk the block came from
+    above: str = ""  # the headings above the block's own, on its page
     found: dict[str, float] = field(default_factory=dict)  # question terms held: their weight
     lex: float = 0.0
     sem: float = 0.0
@@ -135,8 +136,12 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
             page = str(part.payload.get("doc_title", ""))
             # the reader's own page counts more, as it does in retrieval
             chunk = float(hit.dense_score) * page_boost(hit, current)
-            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk)
-                    for k in usable]
+            # the headings above this one, as the reader sees them ("LiDAR Simulation" over
+            # "Unity Implementation"); a merged section's own parents are not known: none
+            path = [str(h) for h in part.payload.get("heading_path") or []]
+            above = " ".join(path[:-1]) if path and path[-1] == title else ""
+            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk,
+                              above=above) for k in usable]
     return out, sources
 
 
@@ -222,7 +227,7 @@ def _dangling(blocks: list[TextBlock], k: int) -> bool:
 def _score(question: str, cands: list[Candidate], embed) -> None:
     wanted = set(terms(question))
     shown = [_shown(c) for c in cands]
-    texts = [set(terms(f"{c.page} {c.title} {text}")) for c, text in zip(cands, shown,
+    texts = [set(terms(f"{c.page} {c.above} {c.title} {text}")) for c, text in zip(cands, shown,
                                                                          strict=True)]
     n = len(cands)
     weight = {t: math.log(1 + n / (1 + sum(t in ts for ts in texts))) for t in wanted}

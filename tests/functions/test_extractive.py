@@ -319,6 +319,20 @@ def test_an_indented_code_block_is_code_not_a_paragraph():
     assert [b.kind for b in blocks] == ["paragraph", "code"]
 
 
+def test_a_block_is_read_under_the_headings_above_its_own():
+    def section(title: str, parent: str, content: str, pid: int) -> SearchHit:
+        h = hit(content, f"unity-implementation-{pid}", title, pid=pid)
+        h.payload["heading_path"] = ["Sensor simulation", parent, title]
+        return h
+
+    camera = section("Unity Implementation", "Camera Simulation",
+                     "Attach the capture script to the sensor object in the scene.", 1)
+    lidar = section("Unity Implementation", "LiDAR Simulation",
+                    "Attach the raycast script to the sensor object in the scene.", 2)
+    _, cites = shown("How is the lidar done in Unity?", [camera, lidar])
+    assert [c["url"] for c in cites] == [f"{PAGE}#unity-implementation-2"]
+
+
 def test_selection_helpers_still_split_prose_sentences():
     out = sentences("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
                     "```python\nx = 1\n```")
