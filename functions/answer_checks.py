@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from functions.sparse import terms
+from functions.sparse import stem, terms
 
 # "How many hours…", "How much does … cost", "What word error rate…", "What is the maximum
 # speed…": the answer is a number; a passage without one does not answer it.
@@ -31,6 +31,7 @@ _ABBREVIATIONS = {
     "dollar": {"$", "usd"}, "cost": {"$", "usd", "€"}, "price": {"$", "usd", "€"},
     "frequency": {"hz", "khz"}, "latency": {"ms"}, "delay": {"ms"},
 }
+_ABBREVIATED = {stem(unit): short for unit, short in _ABBREVIATIONS.items()}  # by stem
 # The units that state an asked quantity ("what sample rate" is answered in Hz, not by any
 # number near the words); nouns not listed (value, size, number, range) take any number.
 _UNITS_OF = {
@@ -94,7 +95,7 @@ def quantity_words(question: str) -> set[str] | None:
         return _with_units(_UNITS_OF.get(noun, set()))
     words = set(terms(match.group(1)))
     for word in list(words):
-        words |= _ABBREVIATIONS.get(word, set())
+        words |= _ABBREVIATED.get(word, set())
     if match.group(0).lower().split()[1] == "much":
         # "how much water / storage / power": an amount is measured, in any unit
         words |= _MEASURES
@@ -133,8 +134,8 @@ def states_quantity(text: str, words: set[str]) -> bool:
         found = set(terms(low))
         # a one- or two-letter unit ("s", "m", "kg") only right after a number: the "s" of
         # "robot's" is not seconds
-        if {w for w in words if len(w) > 2} & found or any(w in low for w in words
-                                                         if not w.isalpha()):
+        if {stem(w) for w in words if len(w) > 2} & found or any(w in low for w in words
+                                                               if not w.isalpha()):
             return True
         if any(misspelling_of(w, found) for w in words if w.isalpha()):
             return True

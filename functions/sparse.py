@@ -22,8 +22,20 @@ STOPWORDS = frozenset(
 )
 
 
+STEMMER_VERSION = 2  # 2: a final silent e is dropped (stored sparse vectors depend on it)
+
+
 def stem(word: str) -> str:
-    """A light English suffix stripper: enough to match plurals and -ing/-ed forms."""
+    """A light English suffix stripper: enough to match plurals and -ing/-ed forms; a final
+    silent e goes too, so "wire", "wires", "wired" and "wiring" meet at "wir"."""
+    base = _strip_suffix(word)
+    if len(base) > 3 and base.endswith("e") and not base.endswith(("ee", "ie", "ye")) \
+            and base.isascii() and base.isalpha():
+        return base[:-1]
+    return base
+
+
+def _strip_suffix(word: str) -> str:
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
     for suffix, keep in (

@@ -136,7 +136,7 @@ def _in_edition(chunk: Chunk, route, source_hash: str) -> Chunk:
 
 def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options: ChunkOptions) -> str:
     """Everything besides a file's own bytes that shapes its chunks, partials included."""
-    bm25 = (sparse.K1, sparse.B, sparse.AVG_DOC_WORDS)  # the sparse vectors are stored too
+    bm25 = (sparse.K1, sparse.B, sparse.AVG_DOC_WORDS, sparse.STEMMER_VERSION)  # stored too
     h = hashlib.sha256(f"{PIPELINE_VERSION}|{bm25}|{site}|{chunk_options}".encode())
     for f in partials(docs_dir):
         h.update(f.as_posix().encode() + f.read_bytes())

@@ -39,3 +39,28 @@ def test_page_boost_is_one_factor_for_the_readers_page_only():
     assert page_boost(hit(1, 0.5, "/b/"), page_key("https://x.io/b#t")) == PAGE_BOOST == 1.5
     assert page_boost(hit(1, 0.5, "/a"), page_key("/b")) == 1.0
     assert page_boost(hit(1, 0.5, "/b"), page_key(None)) == 1.0
+
+
+def test_word_forms_meet_at_one_term():
+    from functions.sparse import terms
+
+    # "How do I wire the MOSFET?" finds the section "Wiring the MOSFET"
+    assert set(terms("wire wires wired wiring")) == {terms("wire")[0]}
+    assert terms("update")[0] == terms("updating")[0] == terms("updated")[0]
+    assert terms("degree")[0] == terms("degrees")[0] != terms("degre")[0]  # "ee" stays
+
+
+def test_the_stored_sparse_vectors_follow_the_stemmer():
+    """A change of the stemmer re-derives every stored sparse vector on the next sync."""
+    from pathlib import Path
+
+    from functions import sparse
+    from indexer.build import settings_fingerprint
+    from indexer.model import ChunkOptions, SiteSettings
+
+    before = settings_fingerprint(Path("."), SiteSettings(), ChunkOptions())
+    old, sparse.STEMMER_VERSION = sparse.STEMMER_VERSION, sparse.STEMMER_VERSION + 1
+    try:
+        assert settings_fingerprint(Path("."), SiteSettings(), ChunkOptions()) != before
+    finally:
+        sparse.STEMMER_VERSION = old
