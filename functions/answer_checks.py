@@ -67,9 +67,23 @@ _IN_UNITS = re.compile(r"\bin ((?:[a-z%]+)(?:(?:,\s*|\s+or\s+|\s+and\s+)[a-z%]+)
                        re.I)
 _COMPARISON = re.compile(r"\b(?:trade-?offs?|versus|vs\.?|compared?|comparison|difference|"
                          r"relationship|affects?)\b", re.I)
-_NUMBER_LINE = re.compile(
-    r"[^\n.;]*(?:\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
-    r"hundred|thousand)\b)[^\n;]*", re.I)
+_NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                     r"dozen|hundred|thousand)\b", re.I)
+_ROW = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _statements(text: str) -> list[str]:
+    """The sentences, table rows and list items of a text, a hard-wrapped paragraph read as
+    one ("… a Cortex-M3 or\nM4 has 6" is one sentence)."""
+    out: list[str] = []
+    for part in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in part.split("\n") if ln.strip()]
+        if any(_ROW.match(ln) for ln in lines):
+            out += lines
+        else:
+            out += _SENTENCE_END.split(" ".join(" ".join(lines).split()))
+    return out
 
 
 def asks_quantity(question: str) -> bool:
@@ -123,11 +137,11 @@ def _stated_units(question: str) -> set[str]:
 
 
 def states_quantity(text: str, words: set[str]) -> bool:
-    """Whether a line or sentence of text holds a number next to one of the words (a
-    misspelt word of the question still counts: "degres" finds "degrees")."""
+    """Whether a sentence, table row or list item of the text holds a number and one of the
+    words (a misspelt word of the question still counts: "degres" finds "degrees")."""
     from functions.names import misspelling_of
 
-    for piece in _NUMBER_LINE.findall(text):
+    for piece in (p for p in _statements(text) if _NUMBER.search(p)):
         if not words:
             return True
         low = piece.lower()

@@ -28,6 +28,9 @@ EMPTY_QUESTION = "Please ask a question about the book in a few words, for examp
 OFF_TOPIC = "I can only answer questions about this book."
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60
+# A respelt word can bring the sections that spell the next one ("debounse a push buton":
+# "debouncing" finds the section that says "button").
+RESPELL_ROUNDS = 2
 
 
 def standalone_query(req: ChatRequest, llm) -> tuple[str, str, int]:
@@ -75,8 +78,11 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             return refused(EMPTY_QUESTION, 0.0, [], {"code": "empty_question"})
         hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
                                   context=context)
-        question, query, respelt = _respell(req.question, query, hits)
-        if respelt:  # "humaniod" searched again as the book spells it
+        question = req.question
+        for _ in range(RESPELL_ROUNDS):  # "humaniod" searched again as the book spells it
+            question, query, respelt = _respell(question, query, hits)
+            if not respelt:
+                break
             hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
                                       context=context)
         # Word coverage is judged on what the reader asks now, and not for a follow-up that

@@ -59,6 +59,8 @@ _PRONOUN_LEAD = re.compile(
     r"^(?:this|that|these|those|it|its|they|their|another|such|however|also|similarly|"
     r"additionally|furthermore|moreover|in addition|likewise|here|there|both|each of these|"
     r"the latter|the former|as a result|therefore|thus|hence)\b", re.I)
+# … or after a short opening phrase: "For humanoid robots, this balance is …"
+_LATE_PRONOUN = re.compile(r"^[^.,;:]{1,40},\s+(?:this|these|that|those|such)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*`])")
 _INLINE = re.compile(r"\*\*|__|`|!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -93,6 +95,12 @@ class Composed:
     sources: list[SearchHit] = field(default_factory=list)
     lex: float = 0.0  # weighted term coverage of the best block (0..1)
     sem: float = 0.0  # cosine of the question and the best block
+
+
+def _leans_back(text: str) -> bool:
+    """Whether a sentence leans on the one before ("This separation …", "For humanoid robots,
+    this balance …")."""
+    return bool(_PRONOUN_LEAD.match(text) or _LATE_PRONOUN.match(text))
 
 
 def plain(text: str) -> str:
@@ -272,7 +280,7 @@ def _trim_paragraph(text: str, question: str) -> str:
         if value > best:
             best, best_at = value, i
     start = best_at
-    while start > 0 and _PRONOUN_LEAD.match(plain(sents[start])):
+    while start > 0 and _leans_back(plain(sents[start])):
         start -= 1
     return " ".join(sents[start : start + 3])
 
@@ -319,7 +327,7 @@ def _lead_in(c: Candidate) -> TextBlock | None:
     before = c.blocks[c.index - 1]
     if before.noise or len(before.text) > MAX_CHARS:
         return None
-    leans = c.block.kind == "paragraph" and bool(_PRONOUN_LEAD.match(plain(c.block.text)))
+    leans = c.block.kind == "paragraph" and _leans_back(plain(c.block.text))
     if before.kind in ("list", "definition"):  # "This separation …" after the list it sums up
         return before if leans else None
     if before.kind != "paragraph":
@@ -402,6 +410,11 @@ def compose(question: str, hits: Sequence[SearchHit],
     url = sources[best.source].payload.get("url")
     others = [c for c in ranked[1:] if sources[c.source].payload.get("url") != url
               and plain(c.block.text) not in seen and seen not in plain(c.block.text)]
+    # the same section's block that holds the question's words the best one lacks (the
+    # paragraph on level of detail below the section's opener)
+    mine = [c for c in ranked[1:] if c.source == best.source and c.index != best.index
+            and c.score >= best.score - SECOND_BLOCK and _distinct(c, best)
+            and sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN]
     # the block that covers what the question asks and the best one leaves out ("how do
     # reliability and durability differ": the durability section), else one nearly as good
     compared = compared_terms(question)
@@ -413,13 +426,24 @@ def compose(question: str, hits: Sequence[SearchHit],
                                                      (best.page, best.title))]
                 or [c for c in near
                     if sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN])
-    if covering:
+    if mine:
+        # in the book's order when the later block leans on the earlier ("this balance …")
+        leans = _leans_back(plain(best.block.text)) and mine[0].index < best.index
+        parts = [mine[0], best] if leans else [best, mine[0]]
+    elif covering:
         parts.append(covering[0])
     elif others and others[0].score >= best.score - SECOND_BLOCK and best.lex < 0.99:
         parts.append(others[0])
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)
     return Composed(text, sources, best.lex, best.sem)
+
+
+def _distinct(c: Candidate, best: Candidate) -> bool:
+    """Whether a block of the best one's section adds to it: neither is shown with the other
+    (as its lead-in or follow-on), nor holds the other's text."""
+    a, b = plain(_shown_markdown(c)), plain(_shown_markdown(best))
+    return a not in b and b not in a
 
 
 def supported(composed: Composed, quantity: set[str] | None = None) -> bool:

@@ -21,8 +21,13 @@ _COMMON = frozenset(
 _NORMAL = re.compile(r"[^0-9a-z]+")
 
 
+# A quantity written with its unit ("12V", "3.3V", "100mA", "2GB"): a number, not a name; the
+# book may write it "12 V" (functions.answer_checks holds the number rules).
+_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?[A-Za-zΩµ°%]{1,4}$")
+
+
 def _is_name(token: str, at_start: bool) -> bool:
-    if token.lower() in _COMMON or len(token) < 2:
+    if token.lower() in _COMMON or len(token) < 2 or _QUANTITY.match(token):
         return False
     if _IDENTIFIER.match(token):
         return True
@@ -99,7 +104,7 @@ def _absent(text_normal: str, name: str) -> bool:
     """A name is absent when the text never uses it; a name of several words also needs one
     word the text never uses, or to be two capitalised words ("Isaac Lab", "Foxglove
     Studio"): "ROS 2 Python" is two names the text may use apart."""
-    if mentions(text_normal, name):
+    if mentions(text_normal, name) or _variant_mentioned(text_normal, name):
         return False
     words = name.split()
     if len(words) == 1:
@@ -107,6 +112,23 @@ def _absent(text_normal: str, name: str) -> bool:
     if any(len(w) >= 3 and not w.isdigit() and not mentions(text_normal, w) for w in words):
         return True
     return len(words) == 2 and all(w[:1].isupper() and w[1:].islower() for w in words)
+
+
+_VARIANT = re.compile(r"^(?P<family>.*[A-Za-z][-\s]?)(?P<model>[A-Za-z]{1,3}\d{1,4}[A-Za-z]?)$")
+
+
+def _variant_mentioned(text_normal: str, name: str) -> bool:
+    """A model of a family the text names, with the model named too: "Cortex-M4" in a text
+    that says "Cortex-M3 or M4" ("Cortex-M" and "M4" both as whole words)."""
+    match = _VARIANT.match(name)
+    if match is None:
+        return False
+    model = match.group("model")
+    letters = re.match(r"[A-Za-z]*", model).group()
+    family = " ".join(_NORMAL.sub(" ", (match.group("family") + letters).lower()).split())
+    # the family, alone or with any model number ("Cortex-M core", "Cortex-M3")
+    return bool(re.search(rf" {re.escape(family)}(?: |\d)", text_normal)) and mentions(
+        text_normal, model)
 
 
 def absent_in(name: str, texts: list[str]) -> bool:
@@ -150,6 +172,20 @@ def misspelling_of(word: str, vocabulary: set[str]) -> str | None:
         # "colon".
         if (known[:1] == word[:1] and len(word) <= len(known)
                 and _within(word, known, limit)):
+            return known
+    if len(word) < 6:
+        return None
+    # a slip inside an inflected word: "debounse" is "debouncing" (both stem to "debounc…")
+    from functions.sparse import stem
+
+    root = stem(word)
+    stems = {stem(known) for known in vocabulary}
+    if root in stems:
+        return None  # "humanoids" is an inflection of the text's "humanoid", not a slip
+    for known in sorted(vocabulary):
+        other = stem(known)
+        if (other[:1] == root[:1] and len(root) <= len(other) and len(other) >= 5
+                and _within(root, other, 1)):
             return known
     return None
 

@@ -55,6 +55,25 @@ def test_misspelt_words_are_respelt_from_the_retrieved_text():
     assert respelled("Why do humanoids fall?", texts, lambda: frozenset({"fall"})) == {}
 
 
+def test_a_slip_inside_an_inflected_word_is_respelt():
+    texts = ["Debouncing a switch in software waits for the bounce to settle."]
+    assert respelled("how do I debounse a switch", texts, common_words) == {
+        "debounse": "debouncing"}
+    # a correct inflection of a word of the text is no slip
+    assert respelled("why debounced switches", texts, lambda: frozenset()) == {}
+
+
+def test_quantities_and_model_numbers_are_not_absent_names():
+    from functions.names import absent_in, names
+
+    # "12V" is a number the book writes "12 V", not a name to look for
+    assert names("LDO power loss 12V to 3.3V") == ["LDO"]
+    # "Cortex-M4" is in a text that says "Cortex-M3 or M4"; "Cortex-M7" is not
+    text = ["Breakpoints use comparators; a Cortex-M3 or M4 has 6."]
+    assert not absent_in("Cortex-M4", text)
+    assert absent_in("Cortex-M7", text) and absent_in("GPT-4", ["GPT-3 has 4 layers."])
+
+
 def test_stop_words_only_get_a_kind_prompt(client):
     for question in ("what is the?", "?!?", "how to do it"):
         body = ask(client, question)

@@ -203,6 +203,26 @@ def test_a_second_section_joins_for_what_the_first_leaves_out():
     assert [c["section_title"] for c in cites] == ["Reliability", "Durability"]
 
 
+def test_the_section_s_block_with_what_its_opener_leaves_out_joins():
+    content = ("Detailed environment assets for a simulated robot need care with realism and "
+               "physical accuracy, and must balance fidelity with performance.\n\n"
+               "Lighting should match the lab the robot will work in.\n\n"
+               "Level-of-detail meshes, occlusion culling and texture streaming keep a "
+               "detailed environment running in real time.")
+    question = "How do I keep a detailed environment running in real time?"
+    text, cites = shown(question, [hit(content, "assets", "Environment assets")])
+    assert "occlusion culling" in text and "Lighting" not in text
+    assert [c["section_title"] for c in cites] == ["Environment assets"]
+    # a block that leans on the other ("this balance …") comes after it, as in the book
+    leaning = ("Message size is a balance:\n\n- large messages cost bandwidth\n"
+               "- small messages cost overhead\n\n"
+               "For a humanoid, this balance between large messages and small frequent ones "
+               "matters most for sensor data.")
+    text, _ = shown("What is the trade-off between large messages and small frequent ones?",
+                    [hit(leaning, "size", "Message size")])
+    assert text.index("large messages cost") < text.index("this balance")
+
+
 def test_a_comparison_quotes_the_section_of_each_side():
     collision = hit("Collision geometry should be simpler than the visual geometry: boxes and "
                     "cylinders keep contact checks fast.", "collision", "Collision Properties",
@@ -244,6 +264,18 @@ def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
     assert not states_quantity("The robot's horizon covers 3 gait phases.", steps)
     assert states_quantity("The horizon is 5 s long.", steps)
     assert states_quantity("A horizon of 20 steps.", steps)
+
+
+def test_a_hard_wrapped_sentence_states_its_number():
+    from functions.answer_checks import quantity_words, states_quantity
+
+    # the count noun and the number sit on two source lines and two clauses of one sentence
+    text = ("Breakpoints use hardware comparators in the core; a Cortex-M3 or\n"
+            "M4 has 6 and a Cortex-M0+ has 4.")
+    assert states_quantity(text, quantity_words("How many hardware breakpoints can I set?"))
+    # a table row and a list item stay statements of their own
+    assert not states_quantity("| Breakpoints | many |\n| Watchpoints | 4 |",
+                               quantity_words("How many breakpoints are there?"))
 
 
 def test_a_quantity_question_prefers_the_block_that_states_it():
