@@ -51,6 +51,23 @@ _UNITS_OF = {
     "duration": {"duration", "s", "ms", "second", "minute", "hour", "min", "day"},
     "bandwidth": {"bandwidth", "mbps", "gbps", "kbps", "mb/s"},
 }
+_TIME = {"s", "ms", "µs", "us", "ns", "sec", "second", "millisecond", "microsecond", "minute",
+         "min", "hour", "h", "hr", "day", "week", "month", "year", "step", "cycle", "tick"}
+_DISTANCE = {"m", "cm", "mm", "km", "µm", "meter", "metre", "kilometer", "centimeter",
+             "millimeter", "ft", "feet", "foot", "inch", "mile"}
+_RATE = {"per", "hz", "khz", "mhz", "ghz", "fps", "rpm", "bps", "kbps", "mbps", "gbps", "bit/s",
+         "kbit/s", "mbit/s", "m/s", "km/h", "mph", "baud", "times"}
+# "how long is the cable" is answered in metres or seconds, not by "8,000 frames per second";
+# "how fast" by a speed or a rate. Words ending in "per" take any rate ("N per …").
+_UNITS_OF_HOW = {
+    "long": _TIME | _DISTANCE, "far": _DISTANCE, "tall": _DISTANCE, "high": _DISTANCE,
+    "wide": _DISTANCE, "heavy": {"kg", "g", "gram", "kilogram", "lb", "pound", "ton", "tonne"},
+    "fast": _RATE | _TIME, "often": _RATE | _TIME,
+}
+# … when the question opens with it: "how does it decide how far to move" asks no distance
+_HOW_ADJECTIVE = re.compile(rf"^\W*(?:(?:and|so|but|then|roughly|about)\s+)?how "
+                            rf"({'|'.join(_UNITS_OF_HOW)})\b", re.I)
+_PER = re.compile(r"(?:\bper\s+|/\s*)[^\W\d]+")
 _MEASURES = frozenset({
     "ml", "l", "liter", "litre", "g", "kg", "mg", "%", "percent", "$", "€", "£", "usd", "w",
     "kw", "v", "mah", "wh", "kwh", "kb", "mb", "gb", "tb", "hz", "mhz", "ghz", "tops", "flops",
@@ -96,13 +113,17 @@ def asks_quantity(question: str) -> bool:
 def quantity_words(question: str) -> set[str] | None:
     """None unless the question asks for a number; else the words (stemmed, with common
     abbreviations) of which one must stand beside a number in the answer ("how many hours"
-    → hour, h, hr…); an empty set when any number will do ("how long", "how tall")."""
+    → hour, h, hr…; "how long" → seconds, metres…); an empty set when any number will do
+    ("what value", "how big")."""
     if not asks_quantity(question):
         return None
     stated = _stated_units(question)
     if stated:  # "how long …, in steps or seconds?": a number of one of those
         return stated
     match = _HOW_MANY.search(question)
+    how = _HOW_ADJECTIVE.search(question)
+    if match is None and how is not None:  # "how long …": a number of seconds or metres
+        return _with_units(_UNITS_OF_HOW[how.group(1).lower()])
     if match is None:  # "what sample rate …": a number with a unit of rates; "what value …": any
         asked = _ASKED.search(question)
         noun = asked.group(0).lower().rstrip("s") if asked else ""
@@ -144,7 +165,7 @@ def states_quantity(text: str, words: set[str]) -> bool:
     for piece in (p for p in _statements(text) if _NUMBER.search(p)):
         if not words:
             return True
-        low = piece.lower()
+        low = piece.lower() if "per" in words else _PER.sub(" ", piece.lower())
         found = set(terms(low))
         # a one- or two-letter unit ("s", "m", "kg") only right after a number: the "s" of
         # "robot's" is not seconds

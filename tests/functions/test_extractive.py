@@ -278,6 +278,21 @@ def test_a_hard_wrapped_sentence_states_its_number():
                                quantity_words("How many breakpoints are there?"))
 
 
+def test_how_long_far_or_fast_needs_a_number_of_that_dimension():
+    from functions.answer_checks import quantity_words, states_quantity
+
+    cable = quantity_words("How long can my CAN cable be at 1 Mbit/s?")
+    # a rate is not a length or a duration
+    assert not states_quantity("At 1 Mbit/s that is about 8,000 frames per second.", cable)
+    assert states_quantity("At 1 Mbit/s the bus may be 40 m long.", cable)
+    assert states_quantity("Training takes 3 days.", quantity_words("How long does it take?"))
+    fast = quantity_words("How fast can the bus run?")
+    assert states_quantity("CAN runs at up to 1 Mbit/s.", fast)
+    assert not states_quantity("The bus has 2 wires.", fast)
+    # "how far" inside the question asks no distance: any number will do, as before
+    assert quantity_words("How does the filter decide how far to move its estimate?") == set()
+
+
 def test_a_quantity_question_prefers_the_block_that_states_it():
     from functions.answer_checks import quantity_words
 
