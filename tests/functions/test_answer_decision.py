@@ -135,7 +135,8 @@ def test_quantity_questions_need_a_number_of_their_unit():
     horizon = quantity_words("How long a horizon, in steps or seconds, should MPC use?")
     assert states_quantity("a horizon of 20 steps", horizon)
     assert not states_quantity("update_rate: 1000  # Hz", horizon)
-    assert quantity_words("How long does it take in ROS?") == set()  # ROS is no unit
+    took = quantity_words("How long does it take in ROS?")  # ROS is no unit: how long's are
+    assert "ros" not in took and {"second", "s", "m"} <= took
     # "how much" asks for an amount in any unit of measure
     assert states_quantity("Give it 60 ml per minute.", quantity_words("How much water?"))
     # a comparison is not a number
