@@ -25,6 +25,8 @@ _IMAGE = re.compile(r"^\s*!\[[^\]]*\]\([^)]*\)\s*$")
 _NAV = re.compile(r"(?:^|\*\*)\s*(?:next|previous|prev|up next|continue to)\b[^:\n]{0,20}:.*$"
                   r"|[→»]\s*\**\s*$|^\s*[←«]", re.I | re.M)
 _OPTION = re.compile(r"^\s*(?:[-*+]\s*)?(?:\*\*)?\(?[A-Da-d][).:](?:\*\*)?\s+\S")
+_TASK_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\*\*)?(?:example|exercise|activity|task|"
+                        r"project|lab|challenge)\s*\d*\s*(?:\*\*)?\s*[:.]", re.I)
 _QUIZ_LEAD = re.compile(r"^\s*(?:\*\*)?(?:q(?:uestion)?\s*\d+|quiz|exercise|self[- ]check)\b", re.I)
 # A definition line: "γ: Discount factor", "**QoS**: quality of service", "- `rate`: Hz".
 # A fenced diagram (```mermaid): the page shows the drawing, not its source.
@@ -55,6 +57,9 @@ def _is_noise(kind: str, text: str) -> bool:
         return True
     if _QUIZ_LEAD.match(lines[0]):
         return True
+    items = [ln for ln in lines if _LIST.match(ln)]
+    if kind in ("list", "definition") and items and all(_TASK_ITEM.match(ln) for ln in items):
+        return True  # "- Example: Using DVFS to …": titles of exercises, not what they teach
     options = sum(1 for ln in lines if _OPTION.match(ln))
     return options >= 2 and options * 2 >= len(lines)
 

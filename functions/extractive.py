@@ -79,6 +79,7 @@ class Candidate:
     page: str = ""  # the page title: a block is read under "page > heading", as it was indexed
     chunk: float = 0.0  # the cosine of the question and the chunk the block came from
     above: str = ""  # the headings above the block's own, on its page
+    parents: tuple[str, ...] = ()  # … one by one, the page's top heading first
     found: dict[str, float] = field(default_factory=dict)  # question terms held: their weight
     lex: float = 0.0
     sem: float = 0.0
@@ -147,9 +148,9 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
             # the headings above this one, as the reader sees them ("LiDAR Simulation" over
             # "Unity Implementation"); a merged section's own parents are not known: none
             path = [str(h) for h in part.payload.get("heading_path") or []]
-            above = " ".join(path[:-1]) if path and path[-1] == title else ""
+            parents = tuple(path[:-1]) if path and path[-1] == title else ()
             out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk,
-                              above=above) for k in usable]
+                              above=" ".join(parents), parents=parents) for k in usable]
     return out, sources
 
 
@@ -426,7 +427,14 @@ def compose(question: str, hits: Sequence[SearchHit],
                                                      (best.page, best.title))]
                 or [c for c in near
                     if sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN])
-    if mine:
+    # a subsection of the best block's section: a heading's overview is shown with the
+    # subsection that holds the details, never instead of it ("Quality of service" and its
+    # "When nothing arrives"; "The Kalman filter" and "The Kalman gain")
+    deeper = [c for c in ranked[1:] if c.source != best.source and _below(c, best, sources)
+              and c.score >= best.score - COVER_MARGIN and best.lex < 0.99]
+    if deeper:
+        parts.append(deeper[0])
+    elif mine:
         # in the book's order when the later block leans on the earlier ("this balance …")
         leans = _leans_back(plain(best.block.text)) and mine[0].index < best.index
         parts = [mine[0], best] if leans else [best, mine[0]]
@@ -437,6 +445,15 @@ def compose(question: str, hits: Sequence[SearchHit],
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)
     return Composed(text, sources, best.lex, best.sem)
+
+
+def _below(c: Candidate, best: Candidate, sources: list[SearchHit]) -> bool:
+    """Whether c's section is a subsection of best's, on the same page."""
+    if not best.title or sources[c.source].payload.get("page_url") != sources[
+            best.source].payload.get("page_url"):
+        return False
+    path = (*best.parents, best.title)
+    return c.parents[: len(path)] == path
 
 
 def _distinct(c: Candidate, best: Candidate) -> bool:

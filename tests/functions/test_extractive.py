@@ -223,6 +223,28 @@ def test_the_section_s_block_with_what_its_opener_leaves_out_joins():
     assert text.index("large messages cost") < text.index("this balance")
 
 
+def test_a_heading_s_overview_comes_with_the_subsection_that_holds_the_details():
+    def section(content, anchor, path, dense, pid):
+        h = hit(content, anchor, path[-1], dense=dense, pid=pid)
+        h.payload["heading_path"] = path
+        return h
+
+    loop = section("In code the loop is plain: read, compute, write, wait for the next tick. "
+                   "The maths assumes the loop runs at a fixed period.", "the-control-loop",
+                   ["Intro", "The control loop"], 0.6, 1)
+    jitter = section("To check it, record a timestamp at the top of each tick with a monotonic "
+                     "clock and look at the spread of the differences.", "measuring-loop-jitter",
+                     ["Intro", "The control loop", "Measuring loop jitter"], 0.55, 2)
+    other = section("To check it, record the motor current at the top of each tick with a "
+                    "monotonic clock.", "motor-current", ["Intro", "Motors"], 0.55, 3)
+    question = "How can I check whether my control loop really runs at a steady period?"
+    _, cites = shown(question, [loop, jitter])
+    assert [c["section_title"] for c in cites] == ["The control loop", "Measuring loop jitter"]
+    # a section that is not under the best one's heading does not join for that reason
+    _, cites = shown(question, [loop, other])
+    assert [c["section_title"] for c in cites] == ["The control loop"]
+
+
 def test_a_comparison_quotes_the_section_of_each_side():
     collision = hit("Collision geometry should be simpler than the visual geometry: boxes and "
                     "cylinders keep contact checks fast.", "collision", "Collision Properties",
@@ -313,6 +335,14 @@ def test_blocks_keep_lists_tables_and_components_apart():
         "Intro:\n- a\n\n- b\n\n| x |\n|---|\n\n<Quiz\n  q=\"x\"\n/>\n\nNext: Motors →")]
     assert kinds == [("paragraph", False), ("list", False), ("table", False), ("jsx", True),
                      ("definition", True)]
+
+
+def test_a_list_of_exercise_titles_is_not_answer_material():
+    blocks = split_blocks("Beamforming focuses on the speaker.\n\n"
+                          "- Example: Using beamforming to focus on the speaker\n"
+                          "- Exercise 2: Filter out fan noise\n\n"
+                          "- Example of use: a phone\n- a laptop")
+    assert [b.noise for b in blocks] == [False, True, False]
 
 
 def test_diagram_source_and_figure_captions_are_not_answer_material():
