@@ -23,7 +23,7 @@ _NORMAL = re.compile(r"[^0-9a-z]+")
 
 # A quantity written with its unit ("12V", "3.3V", "100mA", "2GB"): a number, not a name; the
 # book may write it "12 V" (functions.answer_checks holds the number rules).
-_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?[A-Za-zΩµ°%]{1,4}$")
+_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?(?:[A-Za-zΩµ°%]{1,4}|[x×]\d+(?:[.,]\d+)?)$")
 
 
 def _is_name(token: str, at_start: bool) -> bool:
@@ -239,9 +239,19 @@ def rare_unknown_words(question: str, vocabulary: set[str], common: frozenset[st
         prefix = term[: max(6, len(term) - 2)]
         if len(term) >= 6 and any(v.startswith(prefix) for v in vocabulary):
             continue  # "quantizing" in a book that says "quantization"
+        if _compound(low, vocabulary):
+            continue  # "faraway" in a book that says "far away"
         if not is_common(low, common):
             out.append(word)
     return out
+
+
+def _compound(word: str, vocabulary: set[str]) -> bool:
+    """Whether a word is two words of the vocabulary (stemmed terms) run together."""
+    from functions.sparse import stem
+
+    return any(stem(word[:k]) in vocabulary and stem(word[k:]) in vocabulary
+               for k in range(3, len(word) - 2))
 
 
 def respelled(question: str, texts: list[str], common) -> dict[str, str]:

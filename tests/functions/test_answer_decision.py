@@ -68,6 +68,13 @@ def test_quantities_and_model_numbers_are_not_absent_names():
 
     # "12V" is a number the book writes "12 V", not a name to look for
     assert names("LDO power loss 12V to 3.3V") == ["LDO"]
+    assert names("I calibrated at 1280x720 and now run 640×360") == []
+    # two words of the book run together are no unknown word
+    from functions.names import rare_unknown_words
+    from functions.sparse import terms
+
+    book = set(terms("Objects far away get noisy depth."))
+    assert rare_unknown_words("Why is depth noisy for faraway objects?", book, frozenset()) == []
     # "Cortex-M4" is in a text that says "Cortex-M3 or M4"; "Cortex-M7" is not
     text = ["Breakpoints use comparators; a Cortex-M3 or M4 has 6."]
     assert not absent_in("Cortex-M4", text)

@@ -48,6 +48,8 @@ def test_messages_keep_six_history_turns_and_question_as_data():
     "Where would I get the numbers for those models?",
     "What's the catch with going that route?",
     "Does that sensor drift as well?",
+    "OK, and how do I get the inference part of that down?",  # an interjection first
+    "How do I do that on a Jetson?",  # "that" with no noun of its own
 ])
 def test_follow_up_leans_on_the_conversation(question):
     assert leans_on_context(question)
