@@ -44,7 +44,7 @@ def test_corpus_eval_table(corpus, workdir):
     assert hybrid["citation_validity"] in (None, 1.0)
     if not ASSERT:
         return
-    # The measured floors (not the issue-10 targets, which are not all met yet: printed above).
+    # The measured floors, a little under the figures (the issue-10 targets are printed above).
     floor = bench.FLOORS.get(corpus.name)
     if floor:
         assert hybrid["answer_cites_expected"] >= floor["answer_cites_expected"]
