@@ -62,8 +62,8 @@ def link_citations(answer: str, hits: Sequence[SearchHit]) -> tuple[str, list[di
         leading = " " if match.group(0)[:1].isspace() else ""
         return leading + "".join(f"[{k}]" for k in kept) if kept else ""
 
-    text = _MARKERS.sub(replace, answer)
-    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip()
+    text = _outside_code(_MARKERS.sub(replace, answer),
+                         lambda prose: re.sub(r"[ \t]+([.,;:!?])", r"\1", prose)).strip()
     citations = [citation(new, hits[old - 1]) for old, new in sorted(renumber.items(),
                                                                       key=lambda kv: kv[1])]
     return text, citations
@@ -102,11 +102,17 @@ _BARE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)[^\s<>]*[^\s<>.,;:!?)\]'\
 def strip_links(text: str) -> str:
     """Model text with every link turned into its words and every URL removed; code spans
     and fences stay as written (a URL in code is not clickable)."""
+    return _outside_code(text, _unlink)
+
+
+def _outside_code(text: str, change) -> str:
+    """text with change() applied to its prose only: code spans and fences stay as written
+    (`raw != state` keeps its space)."""
     out, last = [], 0
     for code in _CODE.finditer(text):
-        out += [_unlink(text[last:code.start()]), code.group(0)]
+        out += [change(text[last:code.start()]), code.group(0)]
         last = code.end()
-    out.append(_unlink(text[last:]))
+    out.append(change(text[last:]))
     return "".join(out)
 
 

@@ -29,6 +29,14 @@ def test_no_markers_no_citations():
     assert link_citations("Only bogus [12].", HITS) == ("Only bogus.", [])
 
 
+def test_quoted_code_keeps_its_spaces_before_operators():
+    answer = ("The routine [1] :\n\n```c\nif (raw != state) { x = a ? b : c; }\n```\n\n"
+              "Call `poll ( )` , then [9] .")
+    text, _ = link_citations(answer, HITS)
+    assert "if (raw != state) { x = a ? b : c; }" in text and "`poll ( )`" in text
+    assert text.startswith("The routine [1]:") and text.endswith("then.")
+
+
 def test_snippet_cuts_at_a_word():
     assert snippet("word " * 100, 23) == "word word word word…"
 
