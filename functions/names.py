@@ -179,11 +179,10 @@ def misspelling_of(word: str, vocabulary: set[str]) -> str | None:
     from functions.sparse import stem
 
     root = stem(word)
-    stems = {stem(known) for known in vocabulary}
-    if root in stems:
+    stems = {known: stem(known) for known in vocabulary}
+    if root in stems.values():
         return None  # "humanoids" is an inflection of the text's "humanoid", not a slip
-    for known in sorted(vocabulary):
-        other = stem(known)
+    for known, other in sorted(stems.items()):
         if (other[:1] == root[:1] and len(root) <= len(other) and len(other) >= 5
                 and _within(root, other, 1)):
             return known
