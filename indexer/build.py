@@ -34,6 +34,7 @@ class BuildResult:
     unchanged_docs: list[str] = field(default_factory=list)  # doc keys with the same source hash
     warnings: list[Problem] = field(default_factory=list)  # indexed, but the author should look
     refused: list[str] = field(default_factory=list)  # doc keys whose page URL another doc holds
+    docs_dir: Path | None = None  # what was read (messages name it)
 
     @property
     def failed_docs(self) -> list[str]:
@@ -54,7 +55,7 @@ def build_chunks(
     one broken doc is recorded and the rest go on.
     known: doc key -> source hash already indexed; such files are not parsed again.
     indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it."""
-    result = BuildResult()
+    result = BuildResult(docs_dir=docs_dir)
     claims: list[Claim] = []  # every doc's page URL, in discovery order
     parsed = []
     fingerprints: dict[Path, str] = {}  # per docs folder: its partials shape its docs

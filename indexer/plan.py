@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from functions.contract import Chunk
+from functions.errors import ConfigError
 
 
 def doc_key(doc_path: str, version: str = "", locale: str = "") -> str:
@@ -69,3 +70,52 @@ def plan_sync(
         if pid not in wanted_ids and payload_doc_key(payload) not in keep
     )
     return plan
+
+
+@dataclass(frozen=True)
+class BookOverlap:
+    """How much of what a collection holds a sync would keep, page by page."""
+
+    held: int  # pages (docs) the collection holds
+    kept: int  # of them, pages the sync keeps: the same doc, or some of its text (a renamed file)
+
+    @property
+    def another_book(self) -> bool:
+        """A sync deletes what the folder lacks: one that would keep fewer than half of the
+        pages held is replacing a book, not editing it (a Docusaurus book's `intro.md` alone
+        must not make two books one)."""
+        return self.held > 0 and self.kept * 2 < self.held
+
+
+def book_overlap(wanted: Iterable[Chunk], stored: Mapping[int, dict],
+                 keep_docs: Iterable[str] = ()) -> BookOverlap:
+    """wanted, stored, keep_docs: as plan_sync takes them (stored needs doc_path, version,
+    locale and content_hash)."""
+    docs, hashes = set(keep_docs), set()
+    for chunk in wanted:
+        docs.add(doc_key(chunk.doc_path, chunk.version, chunk.locale))
+        hashes.add(chunk.content_hash)
+    held: dict[str, bool] = {}
+    for payload in stored.values():
+        key = payload_doc_key(payload)
+        held[key] = held.get(key, False) or key in docs or payload.get("content_hash") in hashes
+    return BookOverlap(len(held), sum(held.values()))
+
+
+class AnotherBook(ConfigError):
+    """A sync refused because the collection holds another book (the same one-line message and
+    the same way out for every command that syncs: index, serve --watch, release stage, demo)."""
+
+    def __init__(self, collection: str, overlap: BookOverlap, docs_dir: object):
+        self.collection, self.overlap, self.docs_dir = collection, overlap, docs_dir
+        held, kept = overlap.held, overlap.kept
+        share = "none" if not kept else f"only {kept}"
+        super().__init__(
+            f"The collection {collection!r} holds another book ({held} page"
+            f"{'s' if held != 1 else ''}, {share} of them in {docs_dir}); this sync would delete "
+            f"it. Index this book into its own collection (QDRANT_COLLECTION=name before the "
+            "command), or replace the other book with --recreate.")
+
+    def named(self, collection: str) -> AnotherBook:
+        """The same refusal naming another collection (a release names its alias)."""
+        return AnotherBook(collection, self.overlap, self.docs_dir)

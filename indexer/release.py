@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from functions.contract import META_MODEL
 from functions.errors import ConfigError
+from indexer.plan import AnotherBook
 
 SEP = "--"
 COPY_BATCH = 256
@@ -67,25 +68,30 @@ def new_name(alias: str, now: datetime | None = None) -> str:
     return f"{alias}{SEP}{stamp}"
 
 
-def stage(store, embedder, index, now: datetime | None = None) -> tuple[str, object]:
+def stage(store, embedder, index, now: datetime | None = None,
+          fresh: bool = False) -> tuple[str, object]:
     """Build the next release beside the live one; returns (its collection name, sync summary).
 
-    `index(staged_store)` runs the sync (indexer.job.index_docs with that store).
+    `index(staged_store)` runs the sync (indexer.job.index_docs with that store). The release
+    starts as a copy of the live one, so the sync refuses docs of another book (AnotherBook,
+    naming the alias); `fresh` starts it empty instead (`release stage --recreate`).
     """
     _check_alias(store.collection)
     state = releases(store)
     name = new_name(state.alias, now)
     target = store.collection_store(name)
     target.ensure_collection(embedder.model_name, embedder.dimension)
-    if state.live:
+    if state.live and not fresh:
         live = store.collection_store(state.live)
         meta = live.collection_meta()
         if meta.get(META_MODEL) == embedder.model_name:
             _copy_points(_client(store), state.live, name)
     try:
         summary = index(target)
-    except BaseException:
+    except BaseException as exc:
         _client(store).delete_collection(name)  # nothing half-built is left behind
+        if isinstance(exc, AnotherBook):
+            raise exc.named(state.alias) from None
         raise
     return name, summary
 

@@ -13,7 +13,7 @@ from functions.embeddings import Embedder
 from functions.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
 from indexer.model import ChunkOptions, Problem, SiteSettings
-from indexer.plan import SyncPlan, payload_doc_key, plan_sync
+from indexer.plan import AnotherBook, SyncPlan, book_overlap, payload_doc_key, plan_sync
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
@@ -70,14 +70,19 @@ def sync_chunks(
     stored: Mapping[int, dict] | None = None,
 ) -> Summary:
     """Write the built chunks to the store: reuse vectors by content hash, embed only new text,
-    delete what is gone, keep the points of docs that failed or were not re-parsed."""
+    delete what is gone, keep the points of docs that failed or were not re-parsed. A store
+    holding another book is refused (plan.book_overlap) before anything is embedded or written:
+    `recreate` (which empties it first) is the way to replace it."""
     if stored is None:
         store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
         stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     wanted = [replace(c, embedding_model=embedder.model_name) for c in built.chunks]
+    keep = set(built.failed_docs) | set(built.unchanged_docs)
+    overlap = book_overlap(wanted, stored, keep)
+    if overlap.another_book:
+        raise AnotherBook(store.collection, overlap, built.docs_dir or "the docs folder")
     rebuilt = sorted({c.doc_path for c in wanted})
     full = dict(store.scroll_payloads(_PAYLOAD_FIELDS, doc_paths=rebuilt)) if rebuilt else {}
-    keep = set(built.failed_docs) | set(built.unchanged_docs)
     plan = plan_sync(wanted, stored, full, keep_docs=keep)
     unchanged = set(built.unchanged_docs)
     kept = sum(1 for p in stored.values() if payload_doc_key(p) in unchanged)

@@ -26,6 +26,7 @@ LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
 SERVE_EXAMPLES = """examples:
   textbook-chat serve                                 the API on http://127.0.0.1:8787
   textbook-chat serve --watch website/docs            ... re-indexing every page you save
+  QDRANT_COLLECTION=other-book textbook-chat serve --watch ../other-book/docs   (a second book)
   textbook-chat serve --cors-origin http://localhost:3000
   curl -s http://127.0.0.1:8787/health
   curl -s http://127.0.0.1:8787/chat -H 'Content-Type: application/json' \\
@@ -217,6 +218,9 @@ def cmd_serve(args) -> int:
     """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
     check_port(args.host, args.port)  # before any indexing, and before saying where it serves
     if not args.watch:
+        if args.recreate:
+            raise ConfigError("--recreate goes with --watch DOCS_DIR (it rebuilds the index from "
+                              "DOCS_DIR at start); without --watch, serve only reads the index.")
         hint_missing_index()
         return serve(args)
     from functions.deps import Deps  # here: it loads the app's services (~90 ms)
@@ -228,10 +232,10 @@ def cmd_serve(args) -> int:
     store = LockedStore(QdrantStore.open(settings))
     deps = Deps.from_env(search=store)
 
-    def sync(say=None):
+    def sync(say=None, recreate=False):
         """The docs as they are now, the site config re-read (the watcher watches it too)."""
         job = resolve_job(docs, site_dir, say=say)
-        return index_docs(job, settings, embedder=deps.embedder, store=store,
+        return index_docs(job, settings, embedder=deps.embedder, store=store, recreate=recreate,
                           say=say or (lambda _: None))
 
     def resync() -> str:
@@ -242,7 +246,7 @@ def cmd_serve(args) -> int:
                 f"failed {s.failed} ({time.perf_counter() - start:.1f} s){problems}")
 
     try:
-        print_summary(sync(say_stderr), as_json=False)
+        print_summary(sync(say_stderr, recreate=args.recreate), as_json=False)
         watcher = Watcher(docs, resync,
                           config=find_config(Path(site_dir) if site_dir else docs.resolve().parent))
         watcher.start()
@@ -344,6 +348,9 @@ def add_parsers(sub) -> None:
                    default=os.environ.get("TEXTBOOK_CHAT_WATCH"),
                    help="index DOCS_DIR at start and re-index each change while serving "
                         "(site settings from docusaurus.config.* beside it)")
+    p.add_argument("--recreate", action="store_true",
+                   help="with --watch: drop the collection and index DOCS_DIR into it from "
+                        "scratch (a new model, or to replace another book)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",

@@ -6,14 +6,13 @@ import os
 import sys
 from pathlib import Path
 
-from functions.errors import ConfigError
+from functions.errors import ConfigError, ModelMismatchError
 from functions.feedback import make_feedback_store
 from functions.settings import Settings
-from indexer.discover import discover
 from indexer.job import index_docs, resolve_job, say_stderr, shown
+from indexer.plan import AnotherBook
 from indexer.report import print_summary
 from textbook_chat_cli.api import Question, ask
-from textbook_chat_cli.index import indexed_pages
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "samples" / "textbook"
 DEMO_QUESTIONS = (
@@ -44,15 +43,19 @@ def cmd_demo(args) -> int:
     if not docs.is_dir():
         raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
     settings = default = Settings.from_env(os.environ)
-    if _holds_another_book(settings, docs):
-        print(f"The collection {settings.collection!r} holds another book; the demo uses "
-              f"{DEMO_COLLECTION!r} beside it.", file=sys.stderr)
-        settings = settings.with_(collection=DEMO_COLLECTION)
     where = settings.qdrant_url or settings.qdrant_path
     print(f"Indexing the sample textbook ({shown(docs)}) into {where} "
           f"(collection {settings.collection!r}) ...", file=sys.stderr)
     job = resolve_job(docs, site_dir=SAMPLE_DIR, say=say_stderr)
-    print_summary(index_docs(job, settings), as_json=False)
+    try:
+        summary = index_docs(job, settings)
+    except (AnotherBook, ModelMismatchError) as exc:  # refused before anything was written
+        what = "another book" if isinstance(exc, AnotherBook) else "an index of another model"
+        print(f"The collection {settings.collection!r} holds {what}; the demo uses "
+              f"{DEMO_COLLECTION!r} beside it.", file=sys.stderr)
+        settings = settings.with_(collection=DEMO_COLLECTION)
+        summary = index_docs(job, settings)
+    print_summary(summary, as_json=False)
     deps = Deps(settings, env=os.environ,
                 feedback=make_feedback_store(settings, os.environ, path=DEMO_FEEDBACK))
     handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
@@ -73,10 +76,4 @@ def cmd_demo(args) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-def _holds_another_book(settings: Settings, docs: Path) -> bool:
-    """True when the target collection already holds docs the sample book does not have (an
-    author's book): the demo must not sync over it (a sync deletes docs it does not see)."""
-    return bool(indexed_pages(settings) - set(discover(docs)))
 

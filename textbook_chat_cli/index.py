@@ -7,12 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from functions.errors import ConfigError, StoreUnavailableError
+from functions.errors import ConfigError
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.build import export_jsonl, require_docs
 from indexer.check import check_chunks
-from indexer.discover import discover
 from indexer.job import build, index_docs, say_stderr
 from indexer.report import print_summary
 from indexer.sync import Summary
@@ -38,7 +36,7 @@ def add_parsers(sub) -> None:
     add_site_options(p)
     p.add_argument("--dry-run", action="store_true", help="parse and chunk only: no embedding, no Qdrant")
     p.add_argument("--export", type=Path, help="write every chunk's payload as JSON lines to this file")
-    p.add_argument("--recreate", action="store_true", help="drop and rebuild the collection (e.g. new model)")
+    p.add_argument("--recreate", action="store_true", help="drop and rebuild the collection (a new model, or to replace another book)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_index)
 
@@ -67,39 +65,9 @@ def cmd_index(args) -> int:
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
     settings = Settings.from_env(os.environ)
-    if not args.recreate:
-        _refuse_another_book(settings, job.docs_dir)
     summary = index_docs(job, settings, recreate=args.recreate)
     print_summary(summary, as_json=args.json, export=args.export)
     return 1 if summary.failed else 0
-
-
-def indexed_pages(settings: Settings) -> set[str]:
-    """The doc paths the target collection holds (empty when it does not exist yet)."""
-    store = QdrantStore.open(settings)
-    try:
-        if not store.exists():
-            return set()
-        return {str(p.get("doc_path")) for _, p in store.scroll_payloads(["doc_path"])}
-    finally:
-        store.close()
-
-
-def _refuse_another_book(settings: Settings, docs_dir: Path) -> None:
-    """A sync deletes what the folder lacks: a collection holding none of this folder's pages
-    is another book, and indexing over it would delete it without a word."""
-    try:
-        held = indexed_pages(settings)
-    except StoreUnavailableError:
-        if settings.qdrant_url:  # a server that cannot be reached: say so before embedding
-            raise
-        return  # a half-written or older index: `index` itself rebuilds or moves it over
-    if held and not held & set(discover(docs_dir)):
-        raise ConfigError(
-            f"The collection {settings.collection!r} holds another book ({len(held)} "
-            f"page{'s' if len(held) != 1 else ''}, none of them in {docs_dir}). Index this book into its own collection "
-            f"(QDRANT_COLLECTION=name textbook-chat index {docs_dir}), or replace the other "
-            "book with --recreate.")
 
 
 def cmd_check(args) -> int:

@@ -27,6 +27,9 @@ def add_parsers(sub) -> None:
                          "prints its name")
     s.add_argument("docs_dir", type=Path, help="the Docusaurus docs folder")
     add_site_options(s)
+    s.add_argument("--recreate", action="store_true",
+                   help="start the release empty instead of from the live one (a new model, or "
+                        "to replace another book); readers still see the live one until `switch`")
     s = steps.add_parser("switch", help="point readers at a staged release (one atomic step)")
     s.add_argument("name", help="the staged collection `stage` printed")
     s.add_argument("--keep", type=positive_int, default=3, help="releases kept, live one included (3)")
@@ -59,7 +62,8 @@ def run_step(args, settings: Settings, store) -> int:
         job = index_job(args, say=_say)
         embedder = make_embedder(settings)
         name, summary = release.stage(
-            store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say))
+            store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say),
+            fresh=args.recreate)
         with contextlib.redirect_stdout(sys.stderr):
             print_summary(summary)
         _github_output(collection=name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functions.contract import Chunk, chunk_id, content_hash
-from indexer.plan import plan_sync
+from indexer.plan import AnotherBook, BookOverlap, book_overlap, plan_sync
 
 
 def make_chunk(doc: str, index: int, text: str, url_suffix: str = "") -> Chunk:
@@ -57,3 +57,39 @@ def test_same_new_text_twice_is_embedded_once():
     new = [make_chunk("a.md", 0, "dup"), make_chunk("b.md", 0, "dup")]
     plan = plan_sync(new, {})
     assert len(plan.embed) == 1 and len(plan.reuse) == 1
+
+
+def test_a_store_holding_none_of_the_folders_pages_is_another_book():
+    held = stored([make_chunk("kites.md", 0, "kites fly")])
+    overlap = book_overlap([make_chunk("boats.md", 0, "boats sail")], held)
+    assert overlap == BookOverlap(held=1, kept=0) and overlap.another_book
+    assert not book_overlap([make_chunk("boats.md", 0, "boats sail")], {}).another_book  # empty
+
+
+def test_a_shared_intro_page_does_not_make_two_books_one():
+    """Every Docusaurus template starts with docs/intro.md: one page in common of four held is
+    still another book."""
+    mine = [make_chunk(f"{p}.md", 0, f"my {p}") for p in ("intro", "gears", "cams", "belts")]
+    theirs = [make_chunk("intro.md", 0, "their intro"), make_chunk("pid.md", 0, "pid")]
+    overlap = book_overlap(theirs, stored(mine))
+    assert overlap == BookOverlap(held=4, kept=1) and overlap.another_book
+
+
+def test_renamed_pages_with_their_text_and_unparsed_docs_are_the_same_book():
+    held = [make_chunk(f"0{i}-ch.md", 0, f"chapter {i}") for i in range(1, 5)]
+    renumbered = [make_chunk(f"0{i + 1}-ch.md", 0, f"chapter {i}") for i in range(1, 3)]
+    # two files renumbered with their text, one not re-parsed (unchanged), one failed to parse
+    overlap = book_overlap(renumbered, stored(held), keep_docs=["03-ch.md", "04-ch.md"])
+    assert overlap == BookOverlap(held=4, kept=4) and not overlap.another_book
+    # deleting half the pages of a book is an edit; deleting more is a replacement
+    assert not book_overlap(held[:2], stored(held)).another_book
+    assert book_overlap(held[:1], stored(held)).another_book
+
+
+def test_the_refusal_is_one_line_with_both_ways_out():
+    message = str(AnotherBook("textbook", BookOverlap(113, 0), "other/docs"))
+    assert message == (
+        "The collection 'textbook' holds another book (113 pages, none of them in other/docs); "
+        "this sync would delete it. Index this book into its own collection "
+        "(QDRANT_COLLECTION=name before the command), or replace the other book with --recreate.")
+    assert "only 1 of them" in str(AnotherBook("t", BookOverlap(4, 1), "d").named("book"))

@@ -200,3 +200,21 @@ def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
     monkeypatch.delenv("QDRANT_URL", raising=False)
     assert main(["release", "status"]) == 2
     assert "QDRANT_URL" in capsys.readouterr().err
+
+
+def test_staging_another_book_is_refused_naming_the_alias_unless_fresh(server, tmp_path):
+    from indexer.plan import AnotherBook
+
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    old = _texts(store)
+    other = write_docs(tmp_path / "other", {"boats.md": "## Sails\n\n" + PARA.format(topic="boats")})
+    with pytest.raises(AnotherBook, match=r"^The collection 'book' holds another book \(2 pages, "
+                       "none of them in"):
+        _publish(other, store, FakeEmbedder(), 1)
+    assert release.releases(store).names == [first] and _texts(store) == old
+    name, summary = release.stage(store, FakeEmbedder(), _index(other, FakeEmbedder()),
+                                  now=T0 + timedelta(minutes=2), fresh=True)
+    assert summary.deleted == 0 and store.collection_store(name).count() == summary.chunks
+    assert _texts(store) == old  # still invisible until the switch

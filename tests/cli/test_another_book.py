@@ -1,0 +1,84 @@
+"""One book's index is never replaced by another: the rule is in the sync (indexer/plan.py
+book_overlap), so `index`, `serve --watch` and the demo refuse alike, with one message and the
+same ways out. Real embedded engine; embeddings from the fake OpenAI server over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from functions.settings import Settings
+from functions.store import QdrantStore
+from tests.ports import free_port
+from textbook_chat_cli.main import main
+
+TEXT = "{topic} is explained here with enough words to make a real section of a chapter. " * 3
+
+
+def _book(root: Path, pages: dict[str, str]) -> Path:
+    root.mkdir(parents=True)
+    for name, topic in pages.items():
+        (root / name).write_text(f"# {topic}\n\n## About {topic}\n\n{TEXT.format(topic=topic)}\n")
+    return root
+
+
+@pytest.fixture
+def books(tmp_path, monkeypatch, fake_openai):
+    for name in ("QDRANT_URL", "QDRANT_COLLECTION", "DYNAMODB_TABLE", "CHAT_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("CHAT_PROVIDER", "extractive")
+    monkeypatch.chdir(tmp_path)
+    # Both books start with docs/intro.md, as every Docusaurus template does.
+    mine = _book(tmp_path / "mine", {"intro.md": "Gears", "cams.md": "Cams", "belts.md": "Belts"})
+    other = _book(tmp_path / "other", {"intro.md": "Boats", "sails.md": "Sails"})
+    assert main(["index", "mine"]) == 0
+    return mine, other
+
+
+def _pages(collection: str = "textbook") -> set[str]:
+    store = QdrantStore.open(Settings.from_env({"QDRANT_PATH": "qdrant",
+                                                "QDRANT_COLLECTION": collection}))
+    try:
+        return {p["doc_path"] for _, p in store.scroll_payloads(["doc_path"])}
+    finally:
+        store.close()
+
+
+REFUSAL = ("textbook-chat: The collection 'textbook' holds another book (3 pages, only 1 of them "
+           "in other); this sync would delete it. Index this book into its own collection "
+           "(QDRANT_COLLECTION=name before the command), or replace the other book with "
+           "--recreate.\n")
+
+
+def test_index_refuses_another_book_and_takes_both_ways_out(books, capsys, monkeypatch):
+    capsys.readouterr()
+    assert main(["index", "other"]) == 2
+    assert capsys.readouterr().err.endswith(REFUSAL)
+    assert _pages() == {"intro.md", "cams.md", "belts.md"}  # nothing deleted
+    monkeypatch.setenv("QDRANT_COLLECTION", "other-book")
+    assert main(["index", "other"]) == 0
+    assert _pages("other-book") == {"intro.md", "sails.md"}
+    monkeypatch.delenv("QDRANT_COLLECTION")
+    assert main(["index", "other", "--recreate"]) == 0
+    assert _pages() == {"intro.md", "sails.md"}
+
+
+def test_serve_watch_refuses_another_book_before_serving(books, capsys):
+    capsys.readouterr()
+    assert main(["serve", "--port", str(free_port()), "--watch", "other"]) == 2
+    assert capsys.readouterr().err.endswith(REFUSAL)
+    assert _pages() == {"intro.md", "cams.md", "belts.md"}
+    assert main(["serve", "--recreate"]) == 2  # only with --watch
+    assert "--recreate goes with --watch DOCS_DIR" in capsys.readouterr().err
+
+
+def test_the_same_book_still_syncs_after_most_of_it_is_renamed(books, capsys):
+    mine, _ = books
+    for old, new in (("intro.md", "01-intro.md"), ("cams.md", "02-cams.md")):
+        (mine / old).rename(mine / new)  # renumbered with their text
+    assert main(["index", "mine", "--json"]) == 0
+    assert _pages() == {"01-intro.md", "02-cams.md", "belts.md"}
