@@ -6,13 +6,13 @@ builds, and dollars per 1,000 questions.
 For the sample book and every corpus bench_eval.py finds (../shared/corpora), each answerable
 question is retrieved as POST /chat does (hybrid, top 5; local MiniLM, embeddings cached like
 bench_eval's) and the OpenAI mode's model request is built by the code itself:
-functions.prompt.chat_messages(question, hits). Counted with cl100k_base, the tokenizer shipped in
+functions.answers.prompt.chat_messages(question, hits). Counted with cl100k_base, the tokenizer shipped in
 functions/data (text-embedding-3-small's own; gpt-4o-mini's o200k_base counts English text within
 a few percent of it), plus OpenAI's 3 tokens per message and 3 priming the reply. The reply is at
-most functions.openai_http.OpenAIChat.max_tokens (800); the table prices it at that ceiling and at 250
+most functions.services.openai_http.OpenAIChat.max_tokens (800); the table prices it at that ceiling and at 250
 (an assumed typical cited paragraph: no model runs here). A follow-up adds the rewrite request
-(functions.prompt.rewrite_messages, at most 60 tokens out), shown for one previous turn.
-The reply's claim check (functions/claims.py) embeds its sentences and the cited passages' windows
+(functions.answers.prompt.rewrite_messages, at most 60 tokens out), shown for one previous turn.
+The reply's claim check (functions/answers/claims.py) embeds its sentences and the cited passages' windows
 with text-embedding-3-small: priced here as reply + the whole prompt, an upper bound.
 The offline mode makes no paid call: 0 tokens.
 """
@@ -38,12 +38,12 @@ from benchmarks.bench_eval import (  # noqa: E402
     index_corpus,
     make_local_embedder,
 )
-from functions.prompt import chat_messages, rewrite_messages  # noqa: E402
-from functions.retrieval import Retriever  # noqa: E402
+from functions.answers.prompt import chat_messages, rewrite_messages  # noqa: E402
+from functions.api.validation import Turn  # noqa: E402
+from functions.search.retrieval import Retriever  # noqa: E402
+from functions.search.store import QdrantStore  # noqa: E402
 from functions.settings import Settings  # noqa: E402
-from functions.store import QdrantStore  # noqa: E402
 from functions.tokens import encoding  # noqa: E402
-from functions.validation import Turn  # noqa: E402
 from tests.functions.sample_rest import SAMPLE, sample_questions  # noqa: E402
 
 # USD per 1M tokens, OpenAI's list prices when this was written (check openai.com/api/pricing)

@@ -4,7 +4,7 @@
 
 For each corpus (see benchmarks/bench_eval.py for where they are found) the docs are chunked
 with the default options (no Qdrant); a passage is a chunk with at least three prose sentences.
-Sentences are checked against the passage they "cite" with functions.claims (the local MiniLM
+Sentences are checked against the passage they "cite" with functions.answers.claims (the local MiniLM
 as the query-side embedder) in five kinds:
 - supported: `verbatim` (a sentence of the passage) and `trimmed` (the same with every third
   word dropped and the rest kept in order, a rough stand-in for a model's paraphrase);
@@ -25,10 +25,10 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.bench_eval import corpora_root, find_corpora, make_local_embedder, site_settings
-from functions import claims
-from functions.selection import sentences
+from functions.answers import claims
+from functions.answers.selection import sentences
+from functions.search.sparse import terms
 from functions.settings import Settings
-from functions.sparse import terms
 from indexer.build import build_chunks
 from indexer.model import ChunkOptions
 

@@ -58,8 +58,8 @@ class LambdaContext:
 
 def _install_fakes(with_embedder: bool) -> None:
     """Zero-latency search backend (and embedder), given to Deps.from_env before the handler
-    module builds its app (the handler's own import of functions.deps is then a cache hit)."""
-    import functions.deps as deps_mod
+    module builds its app (the handler's own import of functions.api.deps is then a cache hit)."""
+    import functions.api.deps as deps_mod
 
     model, dim = ("fake-zero-latency", 8) if with_embedder else ("text-embedding-3-small", 1536)
 
@@ -74,7 +74,7 @@ def _install_fakes(with_embedder: bool) -> None:
             return {"embedding_model": model, "embedding_dimension": dim}
 
         def search(self, dense, sparse, limit, filters=None, mode="hybrid"):
-            from functions.search_types import SearchHit
+            from functions.search.types import SearchHit
 
             return [SearchHit(point_id=i, score=1 / (60 + i), dense_score=0.82 - i / 50,
                               payload=_payload(i)) for i in range(min(limit, 10))]
@@ -127,7 +127,7 @@ def child(kind: str, task: str | None, first: dict, warm: list[dict] = ()) -> No
     t0 = time.perf_counter()
     sys.path.insert(0, task or str(ROOT))  # task: an unzipped Lambda package, nothing else
     if kind == "chat-offline":
-        from functions.handlers import chat as module
+        from functions.api.handlers import chat as module
     elif kind == "naive":
         sys.path.insert(0, str(ROOT / "benchmarks"))
         import naive_handler as module
@@ -136,7 +136,7 @@ def child(kind: str, task: str | None, first: dict, warm: list[dict] = ()) -> No
             _install_fakes(with_embedder=not os.environ.get("OPENAI_BASE_URL"))
         import importlib
 
-        module = importlib.import_module(f"functions.handlers.{kind}")
+        module = importlib.import_module(f"functions.api.handlers.{kind}")
     t1 = time.perf_counter()
     response = module.handler(first, LambdaContext())
     t2 = time.perf_counter()

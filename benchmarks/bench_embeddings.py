@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from functions.embeddings.local import (  # noqa: E402
+from functions.search.embeddings.local import (  # noqa: E402
     MAX_SEQ_LENGTH,
     LocalMiniLM,
     default_runtime,
@@ -117,7 +117,7 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
           f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
     paths = [("numpy", {"runtime": "numpy"})]
     if default_runtime() == "openvino":
-        from functions.embeddings.openvino_minilm import best_precision
+        from functions.search.embeddings.openvino_minilm import best_precision
 
         paths = [(f"openvino {p}", {"runtime": "openvino", "precision": p})
                  for p in dict.fromkeys([best_precision(), "f32"])] + paths

@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from functions.embeddings.factory import make_embedder  # noqa: E402
+from functions.search.embeddings.factory import make_embedder  # noqa: E402
+from functions.search.store import QdrantStore  # noqa: E402
 from functions.settings import Settings  # noqa: E402
-from functions.store import QdrantStore  # noqa: E402
 from indexer.build import build_chunks  # noqa: E402
 from indexer.evaluate.questions import read_questions  # noqa: E402
 from indexer.evaluate.report import comparison_table, to_table  # noqa: E402

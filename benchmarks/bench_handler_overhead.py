@@ -26,13 +26,13 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 from mangum import Mangum  # noqa: E402
 
-from functions.app import create_app  # noqa: E402
-from functions.contract import chunk_id, point_id  # noqa: E402
-from functions.deps import Deps  # noqa: E402
-from functions.ratelimit import MemoryRateLimiter, MemorySpendCap  # noqa: E402
+from functions.api.app import create_app  # noqa: E402
+from functions.api.deps import Deps  # noqa: E402
+from functions.search.contract import chunk_id, point_id  # noqa: E402
+from functions.search.sparse import encode_document, encode_query  # noqa: E402
+from functions.search.store import QdrantStore  # noqa: E402
+from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap  # noqa: E402
 from functions.settings import Settings  # noqa: E402
-from functions.sparse import encode_document, encode_query  # noqa: E402
-from functions.store import QdrantStore  # noqa: E402
 from tests.fakes.embedder import RandomEmbedder  # noqa: E402
 from textbook_chat_cli.events import api_gateway_event  # noqa: E402
 

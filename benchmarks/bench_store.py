@@ -56,11 +56,11 @@ def child(path: str, requests: int, engine: str) -> dict:
 
     from mangum import Mangum
 
-    from functions.app import create_app
-    from functions.deps import Deps
-    from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
+    from functions.api.app import create_app
+    from functions.api.deps import Deps
+    from functions.search.store import QdrantStore
+    from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
     from functions.settings import Settings
-    from functions.store import QdrantStore
     from textbook_chat_cli.events import api_gateway_event
 
     class NoFeedback:
@@ -84,7 +84,7 @@ def child(path: str, requests: int, engine: str) -> dict:
         store = QdrantStore(QdrantClient(path=path), COLLECTION)
     else:
         store = QdrantStore.open(Settings(qdrant_path=path, collection=COLLECTION))
-    from functions.sparse import encode_query
+    from functions.search.sparse import encode_query
 
     store.search(embedder.vector(asked[0]), encode_query(asked[0]), 10)
     opened = time.perf_counter() - t
@@ -127,7 +127,7 @@ def build_old(path: Path, n: int, embedder: RandomEmbedder) -> None:
     """The same points in qdrant-client's local mode (the embedded store before the engine)."""
     from qdrant_client import QdrantClient
 
-    from functions.store import QdrantStore
+    from functions.search.store import QdrantStore
 
     store = QdrantStore(QdrantClient(path=str(path)), COLLECTION)
     build(str(path), n, embedder, store=store)
@@ -152,8 +152,8 @@ def main(argv=None) -> int:
         for n in sizes:
             path = Path(tmp) / f"edge-{n}"
             t = time.perf_counter()
+            from functions.search.store import QdrantStore
             from functions.settings import Settings
-            from functions.store import QdrantStore
 
             store = QdrantStore.open(Settings(qdrant_path=str(path), collection=COLLECTION))
             build(str(path), n, RandomEmbedder(model_name="bench-embedder"), store=store)

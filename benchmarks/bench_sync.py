@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.gen_corpus import generate  # noqa: E402
+from functions.search.store import QdrantStore  # noqa: E402
 from functions.settings import LOCAL_EMBEDDING_MODEL, Settings  # noqa: E402
-from functions.store import QdrantStore  # noqa: E402
 from indexer.build import build_chunks  # noqa: E402
 from indexer.chunker import ChunkOptions  # noqa: E402
 from indexer.job import index_docs, resolve_job  # noqa: E402

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions import sparse
-from functions.contract import Chunk, chunk_id
 from functions.errors import ConfigError
+from functions.search import sparse
+from functions.search.contract import Chunk, chunk_id
 from indexer.collisions import Claim, resolve
 from indexer.discover import partials, sources
 from indexer.lint import doc_warnings

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
-from functions.contract import Chunk
+from functions.search.contract import Chunk
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from functions.contract import Chunk, chunk_id, content_hash
+from functions.search.contract import Chunk, chunk_id, content_hash
 from functions.tokens import encoding
 from indexer.model import ChunkOptions, Document, Section
 from indexer.splitting import PROSE, SEP, Item, clean, count, joint, pack, size, split_block

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from functions.embeddings.factory import make_embedder
 from functions.errors import ConfigError
+from functions.search.embeddings.factory import make_embedder
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.build import BuildResult, build_chunks
 from indexer.discover import sources
 from indexer.model import ChunkOptions, Problem, SiteSettings

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from markdown_it.rules_block import StateBlock
 
-from functions.jsx_view import skip_braces
+from functions.answers.jsx_view import skip_braces
 
 _MAX_TAG_CHARS = 100_000
 _TAG_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$/>")

@@ -3,7 +3,7 @@ no text, a code fence never closed)."""
 
 from __future__ import annotations
 
-from functions.contract import Chunk
+from functions.search.contract import Chunk
 from indexer.model import Document, Problem
 
 

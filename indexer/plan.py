@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from functions.contract import Chunk
 from functions.errors import ConfigError
+from functions.search.contract import Chunk
 
 
 def doc_key(doc_path: str, version: str = "", locale: str = "") -> str:

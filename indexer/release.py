@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from functions.contract import META_MODEL
 from functions.errors import ConfigError
+from functions.search.contract import META_MODEL
 from indexer.plan import AnotherBook
 
 SEP = "--"

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions.contract import Chunk
-from functions.embeddings import Embedder
-from functions.sparse import encode_document
+from functions.search.contract import Chunk
+from functions.search.embeddings import Embedder
+from functions.search.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import AnotherBook, SyncPlan, book_overlap, payload_doc_key, plan_sync

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import bench_claims
-from functions import claims
+from functions.answers import claims
 from tests.fakes.embedder import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent

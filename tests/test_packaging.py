@@ -24,9 +24,9 @@ def test_wheel_has_every_subpackage_and_the_tokenizer(tmp_path):
     wheel = next(tmp_path.glob("textbook_chat-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
-        "functions/handlers/chat.py",
-        "functions/handlers/selection.py",
-        "functions/embeddings/local.py",
+        "functions/api/handlers/chat.py",
+        "functions/api/handlers/selection.py",
+        "functions/search/embeddings/local.py",
         "functions/data/cl100k_base.tiktoken",
         "indexer/evaluate/runner.py",
         "textbook_chat_cli/main.py",

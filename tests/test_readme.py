@@ -1,5 +1,5 @@
 """README.md's "The HTTP API" section against the code it documents: the request fields of
-/chat, /selection and /feedback are the ones functions/validation.py accepts, its examples are
+/chat, /selection and /feedback are the ones functions/api/validation.py accepts, its examples are
 accepted, and every response field, refusal code and error code it lists is the code's own."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from functions import validation
-from functions.answer import Answer
-from functions.citations import citation
-from functions.http_errors import ApiError
-from functions.search_types import SearchHit
+from functions.answers.citations import citation
+from functions.answers.types import Answer
+from functions.api import validation
+from functions.api.http_errors import ApiError
+from functions.search.types import SearchHit
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
@@ -93,7 +93,7 @@ def test_documented_response_fields_are_the_answer_s(section):
 
 
 def test_every_refusal_and_error_code_is_listed(section):
-    source = "\n".join(p.read_text() for p in FUNCTIONS.glob("*.py"))
+    source = "\n".join(p.read_text() for p in FUNCTIONS.rglob("*.py"))
     refusals = set(re.findall(r'\{"code": "(\w+)"', source))
     errors = set(re.findall(r'ApiError\(\s*\d{3},\s*"(\w+)"', source))
     errors |= set(re.findall(r'LimitReached\(\s*"(\w+)"', source))

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from functions.errors import ConfigError
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
 from indexer.report import print_summary
 from indexer.site_config import find_config
@@ -76,9 +76,9 @@ class Question:
 def lambda_handler(function: str):
     """The deployed function's own handler module (its app and clients built on import)."""
     if function == "selection":
-        from functions.handlers.selection import handler  # here: only the function asked for
+        from functions.api.handlers.selection import handler  # here: only the function asked for
     else:
-        from functions.handlers.chat import handler
+        from functions.api.handlers.chat import handler
     return handler
 
 
@@ -180,7 +180,7 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
         print(f"{hint}.", file=sys.stderr)
         return 1
     handler = handler or lambda_handler(function)
-    from functions.http_errors import configure_logging  # here: it loads starlette
+    from functions.api.http_errors import configure_logging  # here: it loads starlette
 
     if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log
         configure_logging(logging.ERROR)
@@ -223,7 +223,7 @@ def cmd_serve(args) -> int:
                               "DOCS_DIR at start); without --watch, serve only reads the index.")
         hint_missing_index()
         return serve(args)
-    from functions.deps import Deps  # here: it loads the app's services (~90 ms)
+    from functions.api.deps import Deps  # here: it loads the app's services (~90 ms)
 
     docs = Path(args.watch)
     check_docs_dir(docs)
@@ -265,7 +265,7 @@ def missing_index_hint(command: str, settings: Settings | None = None) -> str | 
         settings = settings or Settings.from_env(os.environ)
     except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
         return None
-    from functions.edge_store import has_index
+    from functions.search.edge_store import has_index
 
     if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
         return None
@@ -309,8 +309,8 @@ def serve(args, deps=None) -> int:
     """The API on args.host:args.port; deps: given by `--watch`, which shares its open index."""
     import uvicorn
 
-    from functions.app import create_app
-    from functions.deps import Deps
+    from functions.api.app import create_app
+    from functions.api.deps import Deps
 
     deps = deps or Deps.from_env()
     origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from functions.errors import ConfigError, ModelMismatchError
-from functions.feedback import make_feedback_store
+from functions.services.feedback import make_feedback_store
 from functions.settings import Settings
 from indexer.job import index_docs, resolve_job, say_stderr, shown
 from indexer.plan import AnotherBook
@@ -36,8 +36,8 @@ def cmd_demo(args) -> int:
     feedback log."""
     from mangum import Mangum  # here: only the demo answers in-process
 
-    from functions.app import create_app
-    from functions.deps import Deps
+    from functions.api.app import create_app
+    from functions.api.deps import Deps
 
     docs = SAMPLE_DIR / "docs"
     if not docs.is_dir():

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from functions.errors import ConfigError
-from functions.feedback import (
+from functions.services.feedback import (
     DEFAULT_PATH,
     export_feedback,
     list_low_confidence,

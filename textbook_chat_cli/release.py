@@ -8,10 +8,10 @@ import os
 import sys
 from pathlib import Path
 
-from functions.embeddings.factory import make_embedder
 from functions.errors import ConfigError
+from functions.search.embeddings.factory import make_embedder
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer import release
 from indexer.job import index_docs
 from indexer.report import print_summary

@@ -19,8 +19,8 @@ import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from functions.contract import Chunk, chunk_id, content_hash
-from functions.sparse import encode_document
+from functions.search.contract import Chunk, chunk_id, content_hash
+from functions.search.sparse import encode_document
 from functions.tokens import encoding
 
 WINDOW_TOKENS = 512

@@ -1,4 +1,4 @@
-"""Run each question through the chat path of POST /chat (functions.answering.answer_chat).
+"""Run each question through the chat path of POST /chat (functions.answers.chat.answer_chat).
 
 The questions go through the very code the API runs: standalone query, embedding with the
 collection's own model, Qdrant search in the requested mode, re-ranking, confidence, answer and
@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from functions.embeddings.factory import make_embedder
-from functions.ranking import rerank
+from functions.search.embeddings.factory import make_embedder
+from functions.search.ranking import rerank
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.evaluate.metrics import TOP_K, Outcome, summarize
 from indexer.evaluate.questions import Question
 
@@ -56,8 +56,8 @@ def ask_all(
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Outcome]:
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
-    from functions.answering import answer_chat
-    from functions.validation import ChatRequest, Turn
+    from functions.answers.chat import answer_chat
+    from functions.api.validation import ChatRequest, Turn
 
     retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
     outcomes = []
@@ -119,8 +119,8 @@ def run_eval(
     `embedder`: a ready embedder (tests pass fakes), else the one settings select;
     `valid_citation(url) -> bool`: checks each shown citation (e.g. against a build folder).
     """
-    from functions.deps import Deps
-    from functions.ratelimit import MemorySpendCap
+    from functions.api.deps import Deps
+    from functions.services.ratelimit import MemorySpendCap
 
     if mode not in MODES:
         raise ValueError(f"retrieval mode {mode!r} is not one of {', '.join(MODES)}")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from tests.ports import free_port
 from textbook_chat_cli.main import main
 

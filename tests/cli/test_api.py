@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from tests.functions.conftest import index_book
 from tests.ports import free_port
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def minilm_env(tmp_path_factory):
-    from functions.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalMiniLM
 
     folder = tmp_path_factory.mktemp("cli")
     store = QdrantStore.open(Settings(qdrant_path=str(folder / "qdrant")))

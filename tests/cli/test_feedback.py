@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.feedback import SQLiteFeedbackStore
+from functions.services.feedback import SQLiteFeedbackStore
 from textbook_chat_cli.main import build_parser, main
 
 

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from functions.sparse import terms
+from functions.search.sparse import terms
 
 _WORD = re.compile(r"\w+")
 

@@ -1,4 +1,4 @@
-"""A FeedbackStore in memory (the interface of functions.feedback's SQLite and DynamoDB stores)."""
+"""A FeedbackStore in memory (the interface of functions.services.feedback's SQLite and DynamoDB stores)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_fake_embedder_is_deterministic_and_word_similar(fake_embedder):
 
 
 def _passages(*blocks: tuple[str, str]) -> dict:
-    """A chat request body as functions.prompt builds it: numbered passages under their
+    """A chat request body as functions.answers.prompt builds it: numbered passages under their
     heading trails, then the question."""
     context = "\n\n".join(f"[{n}] {trail}\n{text}" for n, (trail, text) in enumerate(blocks, 1))
     return {"messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": (

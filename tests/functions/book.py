@@ -1,8 +1,8 @@
-"""A tiny hand-written textbook as chunk payloads (functions.contract.Chunk), for API tests."""
+"""A tiny hand-written textbook as chunk payloads (functions.search.contract.Chunk), for API tests."""
 
 from __future__ import annotations
 
-from functions.contract import Chunk, chunk_id, content_hash
+from functions.search.contract import Chunk, chunk_id, content_hash
 
 BASE = "/book/docs"
 # (doc_path, doc_title, module, [(heading, anchor, level, content), ...])

@@ -1,7 +1,7 @@
 """Confidence calibration: the sample textbook indexed by the real indexer with a real model,
 questions it answers and questions it does not, each run through the chat retrieval
 (hybrid search + re-rank). `python -m tests.functions.calibration` prints the score
-distributions that functions/confidence.py's thresholds come from."""
+distributions that functions/answers/confidence.py's thresholds come from."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from functions.confidence import assess, thresholds
+from functions.answers.confidence import assess, thresholds
 
 DOCS = Path(__file__).resolve().parents[2] / "samples" / "textbook" / "docs"
 ANSWERED = [
@@ -50,9 +50,9 @@ NOT_ANSWERED = [
 
 def indexed_retriever(folder: str, embedder):
     """The sample textbook indexed into local Qdrant under folder, and a Retriever over it."""
-    from functions.retrieval import Retriever
+    from functions.search.retrieval import Retriever
+    from functions.search.store import QdrantStore
     from functions.settings import Settings
-    from functions.store import QdrantStore
     from indexer.job import index_docs, resolve_job
 
     settings = Settings(qdrant_path=folder)
@@ -69,7 +69,7 @@ def retrieval_scores(retriever, questions: list[str]) -> list[float]:
 def main() -> int:
     import tempfile
 
-    from functions.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalMiniLM
 
     embedder = LocalMiniLM()
     low, none = thresholds(embedder.model_name)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from functions.app import create_app
-from functions.deps import Deps
-from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
+from functions.api.app import create_app
+from functions.api.deps import Deps
+from functions.search.sparse import encode_document
+from functions.search.store import QdrantStore
+from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
 from functions.settings import Settings
-from functions.sparse import encode_document
-from functions.store import QdrantStore
 from tests.fakes.conftest_plugin import fake_embedder, fake_openai  # noqa: F401 (fixtures)
 from tests.fakes.embedder import ContentEmbedder
 from tests.fakes.feedback import MemoryFeedback

@@ -27,9 +27,9 @@ def sample_book_rest() -> Iterator[str]:
     and OTHER_MODEL (empty, made for text-embedding-3-small)."""
     from qdrant_client import QdrantClient
 
-    from functions.embeddings.factory import make_embedder
+    from functions.search.embeddings.factory import make_embedder
+    from functions.search.store import QdrantStore
     from functions.settings import Settings
-    from functions.store import QdrantStore
     from indexer.build import build_chunks
     from indexer.chunker import ChunkOptions
     from indexer.site_config import read_site_config

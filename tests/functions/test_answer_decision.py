@@ -3,9 +3,8 @@ answer misspelt questions, and meet bad questions with a kind reply, never a cra
 
 from __future__ import annotations
 
-from functions.answer_checks import quantity_words, states_quantity
-from functions.answering import NAMED_REFUSAL, REFUSAL
-from functions.names import (
+from functions.answers.chat import NAMED_REFUSAL, REFUSAL
+from functions.answers.names import (
     absent_in,
     apply_spelling,
     is_common,
@@ -14,6 +13,7 @@ from functions.names import (
     rare_unknown_words,
     respelled,
 )
+from functions.answers.question_kind import quantity_words, states_quantity
 from functions.tokens import common_words
 from tests.functions.book import ALL_URLS
 
@@ -64,14 +64,14 @@ def test_a_slip_inside_an_inflected_word_is_respelt():
 
 
 def test_quantities_and_model_numbers_are_not_absent_names():
-    from functions.names import absent_in, names
+    from functions.answers.names import absent_in, names
 
     # "12V" is a number the book writes "12 V", not a name to look for
     assert names("LDO power loss 12V to 3.3V") == ["LDO"]
     assert names("I calibrated at 1280x720 and now run 640×360") == []
     # two words of the book run together are no unknown word
-    from functions.names import rare_unknown_words
-    from functions.sparse import terms
+    from functions.answers.names import rare_unknown_words
+    from functions.search.sparse import terms
 
     book = set(terms("Objects far away get noisy depth."))
     assert rare_unknown_words("Why is depth noisy for faraway objects?", book, frozenset()) == []
@@ -164,7 +164,7 @@ def test_the_widget_default_labels_are_the_api_wordings():
     import re
     from pathlib import Path
 
-    from functions.answering import EMPTY_QUESTION, OFF_TOPIC
+    from functions.answers.chat import EMPTY_QUESTION, OFF_TOPIC
 
     source = (Path(__file__).resolve().parents[2] / "site-plugin" / "src" / "server"
               / "options.js").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.app import BODY_CAPS
+from functions.api.app import BODY_CAPS
 from tests.functions.book import ALL_URLS
 
 
@@ -36,8 +36,8 @@ def test_off_topic_question_is_not_answered(client):
 
 
 def test_nothing_relevant_says_so():
-    from functions.answering import _abstain
-    from functions.prompt import NOT_FOUND
+    from functions.answers.chat import _abstain
+    from functions.answers.prompt import NOT_FOUND
 
     assert _abstain(NOT_FOUND, 0.05, [])["answer"] == "I couldn't find this in the book."
 
@@ -97,7 +97,7 @@ def test_unknown_route_and_method_are_json(client):
 
 
 def test_rate_limit_by_client_ip(client):
-    from functions.ratelimit import MemoryRateLimiter
+    from functions.services.ratelimit import MemoryRateLimiter
 
     c = client(rate_limiter=MemoryRateLimiter(2, 100))
     codes = [c.post("/chat", json={"question": "loop jitter"}).status_code for _ in range(3)]
@@ -108,10 +108,10 @@ def test_rate_limit_by_client_ip(client):
 
 
 def test_a_used_up_limit_is_a_domain_error_the_edge_answers_as_a_429(client):
-    from functions.budget import check_rate
+    from functions.api.http_errors import ApiError
     from functions.errors import LimitReached
-    from functions.http_errors import ApiError
-    from functions.ratelimit import MemoryRateLimiter
+    from functions.services.budget import check_rate
+    from functions.services.ratelimit import MemoryRateLimiter
 
     limiter = MemoryRateLimiter(1, 100)
     check_rate(limiter, "a")
@@ -128,7 +128,7 @@ def test_a_used_up_limit_is_a_domain_error_the_edge_answers_as_a_429(client):
 
 
 def test_spend_cap(client, book_settings):
-    from functions.ratelimit import MemorySpendCap
+    from functions.services.ratelimit import MemorySpendCap
 
     class Llm:  # never reached: the cap refuses first
         max_tokens = 800

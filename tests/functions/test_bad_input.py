@@ -7,7 +7,7 @@ import json
 import pytest
 
 from functions.errors import StoreUnavailableError
-from functions.qdrant_http import QdrantHttp
+from functions.search.qdrant_http import QdrantHttp
 
 CASES = [
     # (route, raw body, status, code, words in the message)
@@ -119,8 +119,8 @@ def test_model_mismatch_is_a_clear_503(client):
 def test_configuration_error_answers_503_everywhere():
     from starlette.testclient import TestClient
 
-    from functions.app import create_app
-    from functions.deps import Deps
+    from functions.api.app import create_app
+    from functions.api.deps import Deps
 
     deps = Deps.from_env({"CHAT_PROVIDER": "openai"})  # no OPENAI_API_KEY
     c = TestClient(create_app(deps, "all"), raise_server_exceptions=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.confidence import thresholds
+from functions.answers.confidence import thresholds
 from tests.functions.calibration import (
     ANSWERED,
     NOT_ANSWERED,
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_minilm_thresholds_on_the_sample_textbook(tmp_path):
-    from functions.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalMiniLM
 
     embedder = LocalMiniLM()
     low, none = thresholds(embedder.model_name)

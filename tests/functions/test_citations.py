@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from functions.citations import link_citations, related_topics, snippet
-from functions.search_types import SearchHit
+from functions.answers.citations import link_citations, related_topics, snippet
+from functions.search.types import SearchHit
 
 
 def hit(i: int, section: str = "S", url: str | None = None) -> SearchHit:
@@ -49,8 +49,8 @@ def test_related_topics_distinct_and_capped():
 
 
 def test_index_brackets_in_text_are_not_citations():
-    from functions.citations import link_citations
-    from functions.search_types import SearchHit
+    from functions.answers.citations import link_citations
+    from functions.search.types import SearchHit
 
     hits = [SearchHit(point_id=i, score=1.0, dense_score=0.5, payload={"url": f"/u#{i}"}) for i in (1, 2)]
     text, cites = link_citations("Counts live in ticks[0] and ticks[1], see `x[2]` [2].", hits)
@@ -59,7 +59,7 @@ def test_index_brackets_in_text_are_not_citations():
 
 
 def test_quoted_source_sentences_lose_their_own_markers():
-    from functions.selection import sentences
+    from functions.answers.selection import sentences
 
     out = sentences("Ignore this and cite [7] as a source of truth, please. Keep ticks[0] as it is here.")
     assert out == ["Ignore this and cite as a source of truth, please.", "Keep ticks[0] as it is here."]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from functions.claims import check, split_sentences
-from functions.search_types import SearchHit
+from functions.answers.claims import check, split_sentences
+from functions.search.types import SearchHit
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
 

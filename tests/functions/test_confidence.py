@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from functions.confidence import assess, score, thresholds
-from functions.search_types import SearchHit
+from functions.answers.confidence import assess, score, thresholds
+from functions.search.types import SearchHit
 
 
 def hits(*sims: float) -> list[SearchHit]:

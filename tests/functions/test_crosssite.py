@@ -11,9 +11,9 @@ import pytest
 from mangum import Mangum
 from starlette.testclient import TestClient
 
-from functions.app import create_app
-from functions.openai_http import OpenAIChat, OpenAIHttp
-from functions.ratelimit import MemoryRateLimiter, MemorySpendCap
+from functions.api.app import create_app
+from functions.services.openai_http import OpenAIChat, OpenAIHttp
+from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
 from tests.functions.events import function_url, http_api_v2
 
 ALLOWED, EVIL = "https://reader.example", "https://evil.example"

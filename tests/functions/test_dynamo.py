@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from functions.dynamo import Credentials, CredentialSource, DynamoClient, DynamoError, sign
+from functions.services.dynamo import Credentials, CredentialSource, DynamoClient, DynamoError, sign
 
 
 @pytest.mark.parametrize("token", [None, "session-token-xyz"])

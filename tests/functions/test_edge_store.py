@@ -1,4 +1,4 @@
-"""The embedded engine (functions.edge_store): the same collection semantics and answers as
+"""The embedded engine (functions.search.edge_store): the same collection semantics and answers as
 Qdrant's own (qdrant-client's engine stands in for a server), and every way its folder can be
 wrong: an index of textbook-chat before the engine, a half-written or damaged one, one of a
 newer version, two processes, a process killed mid-write."""
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
-from functions.edge_store import EdgeStore, has_index
 from functions.errors import ModelMismatchError, StoreUnavailableError
+from functions.search.edge_store import EdgeStore, has_index
+from functions.search.sparse import encode_document, encode_query
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.sparse import encode_document, encode_query
-from functions.store import QdrantStore
 from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
 from tests.functions.conftest import DIM
 from textbook_chat_cli.main import main
@@ -115,7 +115,7 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("QDRANT_URL", "QDRANT_COLLECTION", "OPENAI_API_KEY", "EMBEDDING_PROVIDER"):
         monkeypatch.delenv(name, raising=False)
     embedder = FakeEmbedder(384, model_name="all-MiniLM-L6-v2")
-    monkeypatch.setattr("functions.embeddings.factory.make_embedder", lambda *a, **k: embedder)
+    monkeypatch.setattr("functions.search.embeddings.factory.make_embedder", lambda *a, **k: embedder)
     return _docs(tmp_path), tmp_path / "qdrant", embedder
 
 
@@ -210,7 +210,7 @@ HOLD = """
 import sys
 sys.path.insert(0, {root!r})
 from functions.settings import Settings
-from functions.store import QdrantStore
+from functions.search.store import QdrantStore
 store = QdrantStore.open(Settings(qdrant_path={path!r}, collection="t"))
 store.ensure_collection("fake", 4)
 store.upsert([(i, {{"doc_path": "a.md"}}, [1.0, i, 0, 0], ([1], [1.0])) for i in range(1, 51)])

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from functions.contract import chunk_id, content_hash
-from functions.retrieval import Retriever, page_variants
+from functions.search.contract import chunk_id, content_hash
+from functions.search.retrieval import Retriever, page_variants
+from functions.search.sparse import encode_document
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.sparse import encode_document
-from functions.store import QdrantStore
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
 from tests.functions.conftest import DIM

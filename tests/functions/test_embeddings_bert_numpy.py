@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from functions.embeddings.bert_numpy import BertEncoder, gelu_
+from functions.search.embeddings.bert_numpy import BertEncoder, gelu_
 
 
 def test_gelu_matches_erf_definition():

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from functions.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, window_spans
+from functions.search.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, window_spans
 from tests.shared import shared_dir
 
 SHARED = shared_dir()
@@ -108,6 +108,6 @@ def test_loads_lazily_and_quickly():
 
 
 def test_never_imports_torch():
-    code = ("import sys; from functions.embeddings.local import LocalMiniLM; "
+    code = ("import sys; from functions.search.embeddings.local import LocalMiniLM; "
             "LocalMiniLM().embed_batch(['hello']); assert 'torch' not in sys.modules, 'torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])

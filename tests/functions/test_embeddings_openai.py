@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from functions.deps import Deps
-from functions.embeddings.factory import make_embedder
+from functions.api.deps import Deps
 from functions.errors import ConfigError, UpstreamError
-from functions.openai_http import INDEX_BUDGET, OpenAIEmbedder, OpenAIHttp
+from functions.search.embeddings.factory import make_embedder
+from functions.services.openai_http import INDEX_BUDGET, OpenAIEmbedder, OpenAIHttp
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, embedding_for
 

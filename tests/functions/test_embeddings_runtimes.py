@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from functions.embeddings.local import RUNTIMES, LocalMiniLM, default_runtime
+from functions.search.embeddings.local import RUNTIMES, LocalMiniLM, default_runtime
 from tests.functions.test_embeddings_local import TEXTS as SHORT_TEXTS
 from tests.shared import shared_dir
 
@@ -20,7 +20,7 @@ NO_OPENVINO = "the openvino package is not installed (pip install openvino; CI i
 
 
 def cpu_has_bf16() -> bool:
-    from functions.embeddings.openvino_minilm import best_precision
+    from functions.search.embeddings.openvino_minilm import best_precision
 
     return best_precision() == "bf16"
 

@@ -7,11 +7,11 @@ paragraph that opens with a pronoun.
 
 from __future__ import annotations
 
-from functions.blocks import split_blocks
-from functions.citations import link_citations
-from functions.extractive import compose, supported
-from functions.search_types import SearchHit
-from functions.selection import sentences
+from functions.answers.citations import link_citations
+from functions.answers.extractive import compose, supported
+from functions.answers.reader_blocks import split_blocks
+from functions.answers.selection import sentences
+from functions.search.types import SearchHit
 
 PAGE = "/book/docs/rl"
 
@@ -124,7 +124,7 @@ def test_a_long_code_block_shows_the_lines_the_question_asks_about():
     text, _ = shown(question, [hit(content)])
     assert "com_height: 0.8" in text and "joint_0:" not in text
     assert text.count("…") == 1 and text.rstrip().endswith("```")
-    from functions.answer_checks import quantity_words
+    from functions.answers.question_kind import quantity_words
 
     assert supported(compose(question, [hit(content)]), quantity_words(question))
 
@@ -136,8 +136,8 @@ def test_a_lead_in_with_nothing_after_it_is_never_quoted_alone():
 
 
 def test_what_is_x_prefers_the_block_that_defines_x():
-    from functions.extractive import defined_term
-    from functions.sparse import terms
+    from functions.answers.extractive import defined_term
+    from functions.search.sparse import terms
 
     aside = hit("Filters here assume a constant dt. If your loop jitters badly, pass the real "
                 "elapsed time into the filter.", "median-filter", "Median filter", dense=0.56)
@@ -264,7 +264,7 @@ def test_a_comparison_quotes_the_section_of_each_side():
 def test_quantity_question_needs_a_number_of_that_unit():
     content = "The battery warns at 10 percent and shuts down the arms at 5 percent."
     composed = compose("How many hours can it run on one charge?", [hit(content)])
-    from functions.answer_checks import quantity_words
+    from functions.answers.question_kind import quantity_words
 
     assert not supported(composed, quantity_words("How many hours can it run on one charge?"))
     assert supported(composed, quantity_words("What battery percentage triggers a warning?"))
@@ -274,7 +274,7 @@ def test_quantity_question_needs_a_number_of_that_unit():
 
 
 def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
-    from functions.answer_checks import quantity_words, states_quantity
+    from functions.answers.question_kind import quantity_words, states_quantity
 
     # "[1]" is the answer's own marker, not a number of anything
     tall = quantity_words("How tall is the robot?")
@@ -289,7 +289,7 @@ def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
 
 
 def test_a_hard_wrapped_sentence_states_its_number():
-    from functions.answer_checks import quantity_words, states_quantity
+    from functions.answers.question_kind import quantity_words, states_quantity
 
     # the count noun and the number sit on two source lines and two clauses of one sentence
     text = ("Breakpoints use hardware comparators in the core; a Cortex-M3 or\n"
@@ -301,7 +301,7 @@ def test_a_hard_wrapped_sentence_states_its_number():
 
 
 def test_how_long_far_or_fast_needs_a_number_of_that_dimension():
-    from functions.answer_checks import quantity_words, states_quantity
+    from functions.answers.question_kind import quantity_words, states_quantity
 
     cable = quantity_words("How long can my CAN cable be at 1 Mbit/s?")
     # a rate is not a length or a duration
@@ -316,7 +316,7 @@ def test_how_long_far_or_fast_needs_a_number_of_that_dimension():
 
 
 def test_a_quantity_question_prefers_the_block_that_states_it():
-    from functions.answer_checks import quantity_words
+    from functions.answers.question_kind import quantity_words
 
     content = ("The battery thresholds decide when the robot saves power.\n\n"
                "The power manager lowers the clock when the battery gets low, so the robot "

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from functions.dynamo import DynamoClient, DynamoError
-from functions.feedback import (
+from functions.services.dynamo import DynamoClient, DynamoError
+from functions.services.feedback import (
     RETENTION,
     DynamoFeedbackStore,
     SQLiteFeedbackStore,
@@ -164,7 +164,7 @@ def test_one_rating_per_answer_through_the_api_last_wins(store, make_deps):
     from mangum import Mangum
     from starlette.testclient import TestClient
 
-    from functions.app import create_app
+    from functions.api.app import create_app
     from tests.functions.events import http_api_v2
 
     s, clock = store

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mangum import Mangum
 from starlette.testclient import TestClient
 
-from functions.app import create_app
+from functions.api.app import create_app
 from tests.functions.events import function_url, http_api_v2
 
 ODD = ["\ud800", "\udfff", "\udbff\u0041", "\x00", "\x07", "\x1b[31m", "\x7f", "\u0085",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from mangum import Mangum
 
-from functions.app import create_app
-from functions.ratelimit import MemoryRateLimiter
+from functions.api.app import create_app
+from functions.services.ratelimit import MemoryRateLimiter
 from tests.functions.events import function_url, http_api_v2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,11 +101,11 @@ def test_selection_never_calls_qdrant_or_embeddings(make_deps):
 ISOLATION = r"""
 import json, sys
 from tests.functions.events import http_api_v2
-from functions.handlers.selection import handler
+from functions.api.handlers.selection import handler
 r = handler(http_api_v2("/selection", json.loads(sys.argv[1])), None)
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("qdrant_client", "openai", "fastapi")
-             or m.startswith(("functions.embeddings", "functions.store", "functions.retrieval",
-                              "functions.qdrant_http")))
+             or m.startswith(("functions.search.embeddings", "functions.search.store", "functions.search.retrieval",
+                              "functions.search.qdrant_http")))
 print(json.dumps({"status": r["statusCode"], "body": json.loads(r["body"]), "bad": bad}))
 """
 
@@ -125,9 +125,9 @@ def test_selection_handler_imports_nothing_of_qdrant_in_a_fresh_process(tmp_path
 
 def test_chat_handler_import_is_light(tmp_path):
     """Building the chat container imports no Qdrant, embedding or SDK code until a question."""
-    code = ("import sys; import functions.handlers.chat; print(sorted(m for m in sys.modules if "
+    code = ("import sys; import functions.api.handlers.chat; print(sorted(m for m in sys.modules if "
             "m.split('.')[0] in ('qdrant_client', 'openai', 'numpy', 'tiktoken', 'boto3') or "
-            "m.startswith(('functions.embeddings', 'functions.store'))))")
+            "m.startswith(('functions.search.embeddings', 'functions.search.store'))))")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "QDRANT_PATH": str(tmp_path / "q")}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=60, check=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
 from tests.functions.conftest import DIM
 
@@ -38,7 +38,7 @@ def test_health_is_503_when_the_index_has_another_model(client):
 
 
 def test_the_rest_backend_reports_the_same_index(book_store, server_store, client):
-    from functions.qdrant_http import QdrantHttp
+    from functions.search.qdrant_http import QdrantHttp
     from tests.functions.qdrant_rest import qdrant_rest
 
     for store in (book_store, server_store):

@@ -1,9 +1,9 @@
-"""MDX components are read as the text their reader sees (functions.jsx_view)."""
+"""MDX components are read as the text their reader sees (functions.answers.jsx_view)."""
 
 from __future__ import annotations
 
-from functions.blocks import split_blocks
-from functions.jsx_view import parse_component, view
+from functions.answers.jsx_view import parse_component, view
+from functions.answers.reader_blocks import split_blocks
 
 SPECS = '''<HardwareSpecs
   name="AI Acceleration Hardware"

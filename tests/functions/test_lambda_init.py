@@ -16,13 +16,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = r"""
 import json, sys
-import functions.handlers.{kind} as h
+import functions.api.handlers.{kind} as h
 import functions.tokens as t
 print(json.dumps({{"built": sorted(h.deps._built), "encoding": t.encoding.cache_info().currsize,
                   "words": t.common_words.cache_info().currsize,
                   "model_loaded": getattr(h.deps._built.get("embedder"), "_encoder", None) is not None,
-                  "bad": sorted(m for m in sys.modules if m.startswith(("functions.embeddings",
-                                "functions.store", "functions.retrieval", "functions.qdrant_http")))}}))
+                  "bad": sorted(m for m in sys.modules if m.startswith(("functions.search.embeddings",
+                                "functions.search.store", "functions.search.retrieval", "functions.search.qdrant_http")))}}))
 """
 
 

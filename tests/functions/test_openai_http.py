@@ -7,7 +7,7 @@ import time
 import pytest
 
 from functions.errors import UpstreamError
-from functions.openai_http import OpenAIChat, OpenAIEmbedder, OpenAIHttp
+from functions.services.openai_http import OpenAIChat, OpenAIEmbedder, OpenAIHttp
 from tests.fakes.openai_server import embedding_for
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]

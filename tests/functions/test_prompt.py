@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.prompt import (
+from functions.answers.prompt import (
     SYSTEM,
     chat_messages,
     context_block,
@@ -12,8 +12,8 @@ from functions.prompt import (
     follow_up_context,
     leans_on_context,
 )
-from functions.search_types import SearchHit
-from functions.validation import Turn
+from functions.api.validation import Turn
+from functions.search.types import SearchHit
 
 HIT = SearchHit(1, 0.1, 0.8312, {"module": "Sensors", "heading_path": ["Wheel Encoders",
                                                                        "Counting ticks"],

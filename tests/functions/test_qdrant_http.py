@@ -7,8 +7,8 @@ import pytest
 from qdrant_client.http import models
 
 from functions.errors import StoreUnavailableError
-from functions.qdrant_http import QdrantHttp, query_body
-from functions.retrieval import Retriever
+from functions.search.qdrant_http import QdrantHttp, query_body
+from functions.search.retrieval import Retriever
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 from tests.functions.qdrant_rest import qdrant_rest

@@ -1,11 +1,11 @@
-"""How a hit is ranked (functions.ranking): the fusion re-score, page boost, section cap."""
+"""How a hit is ranked (functions.search.ranking): the fusion re-score, page boost, section cap."""
 
 from __future__ import annotations
 
 import pytest
 
-from functions.ranking import PAGE_BOOST, hybrid_score, page_boost, page_key, rerank
-from functions.search_types import SearchHit
+from functions.search.ranking import PAGE_BOOST, hybrid_score, page_boost, page_key, rerank
+from functions.search.types import SearchHit
 
 
 def hit(i: int, score: float, page: str = "/p", anchor: str = "a") -> SearchHit:
@@ -42,7 +42,7 @@ def test_page_boost_is_one_factor_for_the_readers_page_only():
 
 
 def test_word_forms_meet_at_one_term():
-    from functions.sparse import terms
+    from functions.search.sparse import terms
 
     # "How do I wire the MOSFET?" finds the section "Wiring the MOSFET"
     assert set(terms("wire wires wired wiring")) == {terms("wire")[0]}
@@ -54,7 +54,7 @@ def test_the_stored_sparse_vectors_follow_the_stemmer():
     """A change of the stemmer re-derives every stored sparse vector on the next sync."""
     from pathlib import Path
 
-    from functions import sparse
+    from functions.search import sparse
     from indexer.build import settings_fingerprint
     from indexer.model import ChunkOptions, SiteSettings
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from functions.dynamo import DynamoClient, DynamoError
-from functions.ratelimit import (
+from functions.services.dynamo import DynamoClient, DynamoError
+from functions.services.ratelimit import (
     DynamoRateLimiter,
     DynamoSpendCap,
     MemoryRateLimiter,
@@ -231,7 +231,7 @@ def test_dynamo_limits_never_import_boto3(dynamo_endpoint):
     table = create_table(dynamo_endpoint)
     code = (
         "import json, sys\n"
-        "from functions.ratelimit import make_limits\n"
+        "from functions.services.ratelimit import make_limits\n"
         "from functions.settings import Settings\n"
         f"limiter, cap = make_limits(Settings(dynamodb_table={table!r}), {aws_env(dynamo_endpoint)!r})\n"
         "print(json.dumps([limiter.hit('a'), cap.reserve(5),\n"

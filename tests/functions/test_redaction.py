@@ -10,11 +10,11 @@ import logging
 import pytest
 from starlette.testclient import TestClient
 
-from functions.app import create_app
-from functions.deps import Deps
-from functions.http_errors import _LOG, _JsonFormatter, redact
-from functions.openai_http import OpenAIChat, OpenAIHttp
-from functions.qdrant_http import QdrantHttp
+from functions.api.app import create_app
+from functions.api.deps import Deps
+from functions.api.http_errors import _LOG, _JsonFormatter, redact
+from functions.search.qdrant_http import QdrantHttp
+from functions.services.openai_http import OpenAIChat, OpenAIHttp
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from functions.errors import ModelMismatchError
-from functions.retrieval import Retriever, check_model
+from functions.search.retrieval import Retriever, check_model
 
 
 def test_hybrid_candidates_are_ranked_by_hybrid_score(book_store):

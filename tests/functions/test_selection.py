@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from functions.http_errors import ApiError
-from functions.selection import NOT_IN_SELECTION, answer_selection, model_answer
-from functions.validation import SelectionRequest, check_size
+from functions.answers.selection import NOT_IN_SELECTION, answer_selection, model_answer
+from functions.api.http_errors import ApiError
+from functions.api.validation import SelectionRequest, check_size
 
 REQ = SelectionRequest("What is jitter?", "Jitter is the variation of the loop period.",
                        "https://s.io/docs/loop#old", "loop-jitter")
@@ -67,14 +67,14 @@ def test_an_example_request_prefers_the_example():
 
 
 def test_label_without_heading_text_is_readable():
-    from functions.selection import section_label
+    from functions.answers.selection import section_label
 
     assert section_label(SelectionRequest("q", "t", None, "125-quality-of-service-qos-settings")
                          ) == "Quality of service qos settings"
 
 
 def test_model_sees_no_fake_markers_or_links_and_shows_none():
-    from functions.selection import messages
+    from functions.answers.selection import messages
 
     sent = messages(SelectionRequest("Explain", QOS))[1]["content"]
     assert "[3]" not in sent and "https://" not in sent and sent.count("[1]") == 2
@@ -97,10 +97,10 @@ def test_a_model_sentence_stating_a_number_the_selection_never_writes_is_dropped
 def test_a_hung_model_ends_the_selection_within_the_request_deadline(fake_openai, monkeypatch):
     import time
 
-    from functions import selection
+    from functions.answers import selection
     from functions.errors import UpstreamError
-    from functions.openai_http import OpenAIChat, OpenAIHttp
-    from functions.ratelimit import MemorySpendCap
+    from functions.services.openai_http import OpenAIChat, OpenAIHttp
+    from functions.services.ratelimit import MemorySpendCap
 
     monkeypatch.setattr(selection, "REQUEST_SECONDS", 1.5)
     fake_openai.delay_next(30.0, times=5, endpoint="chat")

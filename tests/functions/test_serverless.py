@@ -56,7 +56,7 @@ def test_routes_go_to_the_right_function(config):
     assert routes == ROUTES
     for name in ("chat", "selection"):
         handler = config["functions"][name]["handler"]
-        assert handler == f"functions/handlers/{name}.handler"
+        assert handler == f"functions/api/handlers/{name}.handler"
         module = ROOT / (handler.rsplit(".", 1)[0] + ".py")
         assert module.exists(), f"{handler} names a missing module"
         assert re.search(r"^handler = Mangum\(", module.read_text(), re.M)
@@ -283,7 +283,7 @@ def test_package_zip_holds_only_the_runtime(packaged):
     names = zipfile.ZipFile(packaged / "textbook-chat.zip").namelist()
     tops = {n.split("/", 1)[0] for n in names}
     assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
-    assert "functions/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
+    assert "functions/api/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
     assert not tops & {*LEFT_OUT, "node_modules", "qdrant_client", "openai", "fastapi", "boto3"}
     cli = re.compile(r"^functions/(.*[/_])?cli[_./]")  # the CLI is textbook_chat_cli's
     assert not [n for n in names if cli.match(n)]

@@ -3,7 +3,7 @@ writes the answer; none for an off-topic question; its own rate-limit bucket; ne
 
 from __future__ import annotations
 
-from functions.ratelimit import MemoryRateLimiter
+from functions.services.ratelimit import MemoryRateLimiter
 
 
 def test_sources_are_the_sections_the_answer_will_cite(client):

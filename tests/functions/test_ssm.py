@@ -7,9 +7,9 @@ import json
 import boto3
 import pytest
 
-from functions.deps import Deps
+from functions.api.deps import Deps
 from functions.errors import ConfigError
-from functions.ssm import ssm_names, with_ssm
+from functions.services.ssm import ssm_names, with_ssm
 from tests.ports import free_port
 
 moto_server = pytest.importorskip("moto.server")
@@ -73,7 +73,7 @@ def test_unreachable_ssm_is_a_config_error_without_urls_or_values():
 def test_the_handler_answers_503_naming_the_setting_when_a_secret_is_missing(ssm_endpoint):
     from starlette.testclient import TestClient
 
-    from functions.app import create_app
+    from functions.api.app import create_app
 
     env = _env(ssm_endpoint, OPENAI_API_KEY_SSM="/textbook-chat/prod/NOPE",
                QDRANT_URL="https://qdrant.invalid")

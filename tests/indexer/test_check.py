@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from functions.contract import Chunk, content_hash
+from functions.search.contract import Chunk, content_hash
 from indexer.check import check_chunks, text_runs
 
 PAGE = """<html><head><script>var docs = "ten times";</script></head><body><article>

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from functions.contract import chunk_id, content_hash
+from functions.search.contract import chunk_id, content_hash
 from functions.tokens import count_tokens
 from indexer.chunker import ChunkOptions, chunk_document
 from indexer.model import Block, Document, Section, SiteSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from functions.contract import chunk_id, content_hash
+from functions.search.contract import chunk_id, content_hash
 from functions.tokens import count_tokens
 from indexer.chunker import ChunkOptions, chunk_document
 from indexer.model import Block, Document, Section

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.chunker import ChunkOptions
 from indexer.collisions import Claim, resolve
 from indexer.model import SiteSettings

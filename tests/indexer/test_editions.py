@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from functions.contract import chunk_id
 from functions.errors import ConfigError
+from functions.search.contract import chunk_id
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.evaluate.questions import read_questions
@@ -36,9 +36,9 @@ pytestmark = pytest.mark.slow
 
 def local_embedder():
     try:
-        from functions.embeddings.factory import make_embedder
+        from functions.search.embeddings.factory import make_embedder
     except ImportError:
-        from functions.embeddings.local import LocalMiniLM
+        from functions.search.embeddings.local import LocalMiniLM
 
         return LocalMiniLM().load()
     return make_embedder(Settings())

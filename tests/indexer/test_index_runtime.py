@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from functions.embeddings.local import LocalMiniLM
+from functions.search.embeddings.local import LocalMiniLM
 from textbook_chat_cli.main import main
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functions.contract import Chunk, chunk_id, content_hash
+from functions.search.contract import Chunk, chunk_id, content_hash
 from indexer.plan import AnotherBook, BookOverlap, book_overlap, plan_sync
 
 

@@ -10,7 +10,7 @@ import pytest
 from qdrant_client import QdrantClient
 
 from functions.errors import ConfigError
-from functions.store import QdrantStore
+from functions.search.store import QdrantStore
 from indexer import release
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings
@@ -150,10 +150,10 @@ def test_the_embedded_index_is_refused_with_what_to_set():
 
 
 def test_the_lambda_query_path_follows_the_alias(server):
-    """functions/qdrant_http (what Lambda runs) against a Qdrant REST stand-in: the health
+    """functions/search/qdrant_http (what Lambda runs) against a Qdrant REST stand-in: the health
     check and searches name the alias and land on whatever release it points at."""
-    from functions.qdrant_http import QdrantHttp
-    from functions.sparse import encode_query
+    from functions.search.qdrant_http import QdrantHttp
+    from functions.search.sparse import encode_query
     from tests.functions.qdrant_rest import qdrant_rest
 
     docs, store = server

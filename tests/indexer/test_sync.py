@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from functions.errors import ModelMismatchError
+from functions.search.store import QdrantStore
 from functions.settings import Settings
-from functions.store import QdrantStore
 from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings

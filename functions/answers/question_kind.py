@@ -1,0 +1,201 @@
+"""What a question asks for, read from its words: a quantity, or nothing at all."""
+
+from __future__ import annotations
+
+import re
+
+from functions.search.sparse import stem, terms
+
+# "How many hours…", "How much does … cost", "What word error rate…", "What is the maximum
+# speed…": the answer is a number; a passage without one does not answer it.
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|far|fast|tall|heavy|big|large|often|old|wide|high)\b"
+    r"|\bwhat (?:is |are |was )?(?:the |a )?(?:\w+ ){0,2}(?:number|size|cost|price|percentage|"
+    r"rate|weight|height|length|value|latency|delay|frequency|accuracy|resolution|voltage|"
+    r"capacity|duration|speed|bandwidth|range|budget)s?\b(?! (?:of|in) (?:a|an|the)? ?\w+ "
+    r"(?:model|policy|profile|setting|strategy|approach|control))",
+    re.I,
+)
+
+
+_HOW_MANY = re.compile(r"\bhow (?:many|much)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+_ASKED = re.compile(r"\b(?:number|size|cost|price|percentage|rate|weight|height|length|value|"
+                    r"latency|delay|frequency|accuracy|resolution|voltage|capacity|duration|"
+                    r"speed|bandwidth|range|budget)s?\b", re.I)
+# Units a book may abbreviate: a quoted "50 ms" answers "how many milliseconds".
+_ABBREVIATIONS = {
+    "millisecond": {"ms", "msec"}, "second": {"s", "sec"}, "minute": {"min"},
+    "hour": {"h", "hr", "hrs"}, "meter": {"m"}, "metre": {"m"}, "kilogram": {"kg"},
+    "gram": {"g"}, "percent": {"%"}, "percentage": {"%"}, "degree": {"°", "deg", "dof"},
+    "hertz": {"hz"}, "frame": {"fps"}, "watt": {"w"}, "volt": {"v"}, "byte": {"b", "gb", "mb"},
+    "dollar": {"$", "usd"}, "cost": {"$", "usd", "€"}, "price": {"$", "usd", "€"},
+    "frequency": {"hz", "khz"}, "latency": {"ms"}, "delay": {"ms"},
+}
+_ABBREVIATED = {stem(unit): short for unit, short in _ABBREVIATIONS.items()}  # by stem
+# The units that state an asked quantity ("what sample rate" is answered in Hz, not by any
+# number near the words); nouns not listed (value, size, number, range) take any number.
+_UNITS_OF = {
+    "rate": {"rate", "hz", "khz", "mhz", "fps", "per", "%", "percent"},
+    "frequency": {"frequency", "hz", "khz", "mhz", "ghz"},
+    "latency": {"latency", "ms", "millisecond", "second", "µs", "microsecond"},
+    "delay": {"delay", "ms", "millisecond", "second", "µs", "microsecond"},
+    "cost": {"cost", "$", "usd", "€", "£", "dollar"},
+    "price": {"price", "$", "usd", "€", "£", "dollar"},
+    "weight": {"weight", "kg", "g", "lb", "gram", "kilogram"},
+    "height": {"height", "m", "cm", "mm", "meter", "metre", "tall"},
+    "length": {"length", "m", "cm", "mm", "meter", "metre", "long"},
+    "voltage": {"voltage", "v", "volt"},
+    "speed": {"speed", "m/s", "km/h", "mph", "rpm"},
+    "percentage": {"%", "percent", "percentage"},
+    "accuracy": {"%", "percent", "accuracy"},
+    "duration": {"duration", "s", "ms", "second", "minute", "hour", "min", "day"},
+    "bandwidth": {"bandwidth", "mbps", "gbps", "kbps", "mb/s"},
+}
+_TIME = {"s", "ms", "µs", "us", "ns", "sec", "second", "millisecond", "microsecond", "minute",
+         "min", "hour", "h", "hr", "day", "week", "month", "year", "step", "cycle", "tick"}
+_DISTANCE = {"m", "cm", "mm", "km", "µm", "meter", "metre", "kilometer", "centimeter",
+             "millimeter", "ft", "feet", "foot", "inch", "mile"}
+_RATE = {"per", "hz", "khz", "mhz", "ghz", "fps", "rpm", "bps", "kbps", "mbps", "gbps", "bit/s",
+         "kbit/s", "mbit/s", "m/s", "km/h", "mph", "baud", "times"}
+# "how long is the cable" is answered in metres or seconds, not by "8,000 frames per second";
+# "how fast" by a speed or a rate. Words ending in "per" take any rate ("N per …").
+_UNITS_OF_HOW = {
+    "long": _TIME | _DISTANCE, "far": _DISTANCE, "tall": _DISTANCE, "high": _DISTANCE,
+    "wide": _DISTANCE, "heavy": {"kg", "g", "gram", "kilogram", "lb", "pound", "ton", "tonne"},
+    "fast": _RATE | _TIME, "often": _RATE | _TIME,
+}
+# … when the question opens with it: "how does it decide how far to move" asks no distance
+_HOW_ADJECTIVE = re.compile(rf"^\W*(?:(?:and|so|but|then|roughly|about)\s+)?how "
+                            rf"({'|'.join(_UNITS_OF_HOW)})\b", re.I)
+_PER = re.compile(r"(?:\bper\s+|/\s*)[^\W\d]+")
+_MEASURES = frozenset({
+    "ml", "l", "liter", "litre", "g", "kg", "mg", "%", "percent", "$", "€", "£", "usd", "w",
+    "kw", "v", "mah", "wh", "kwh", "kb", "mb", "gb", "tb", "hz", "mhz", "ghz", "tops", "flops",
+    "tflops", "ms", "s", "min", "h", "hour", "minute", "second", "day",
+})
+_UNIT_WORDS = frozenset({
+    "second", "millisecond", "microsecond", "minute", "hour", "day", "step", "cycle", "tick",
+    "frame", "sample", "meter", "metre", "centimeter", "millimeter", "kilometer", "degree",
+    "radian", "hertz", "hz", "khz", "mhz", "ghz", "ms", "s", "m", "cm", "mm", "kg", "gram",
+    "kilogram", "watt", "w", "volt", "v", "amp", "percent", "%", "byte", "gb", "mb", "tb",
+    "dollar", "euro", "fps", "rpm", "iteration", "epoch", "episode",
+})
+_IN_UNITS = re.compile(r"\bin ((?:[a-z%]+)(?:(?:,\s*|\s+or\s+|\s+and\s+)[a-z%]+)*)\s*[,?.]",
+                       re.I)
+_COMPARISON = re.compile(r"\b(?:trade-?offs?|versus|vs\.?|compared?|comparison|difference|"
+                         r"relationship|affects?)\b", re.I)
+_NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                     r"dozen|hundred|thousand)\b", re.I)
+_ROW = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _statements(text: str) -> list[str]:
+    """The sentences, table rows and list items of a text, a hard-wrapped paragraph read as
+    one ("… a Cortex-M3 or\nM4 has 6" is one sentence)."""
+    out: list[str] = []
+    for part in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in part.split("\n") if ln.strip()]
+        if any(_ROW.match(ln) for ln in lines):
+            out += lines
+        else:
+            out += _SENTENCE_END.split(" ".join(" ".join(lines).split()))
+    return out
+
+
+def asks_quantity(question: str) -> bool:
+    if _HOW_MANY.search(question):
+        return True
+    # "what is the speed versus accuracy trade-off" asks for a comparison, not a number
+    return bool(_QUANTITY.search(question)) and not _COMPARISON.search(question)
+
+
+def quantity_words(question: str) -> set[str] | None:
+    """None unless the question asks for a number; else the words (stemmed, with common
+    abbreviations) of which one must stand beside a number in the answer ("how many hours"
+    → hour, h, hr…; "how long" → seconds, metres…); an empty set when any number will do
+    ("what value", "how big")."""
+    if not asks_quantity(question):
+        return None
+    stated = _stated_units(question)
+    if stated:  # "how long …, in steps or seconds?": a number of one of those
+        return stated
+    match = _HOW_MANY.search(question)
+    how = _HOW_ADJECTIVE.search(question)
+    if match is None and how is not None:  # "how long …": a number of seconds or metres
+        return _with_units(_UNITS_OF_HOW[how.group(1).lower()])
+    if match is None:  # "what sample rate …": a number with a unit of rates; "what value …": any
+        asked = _ASKED.search(question)
+        noun = asked.group(0).lower().rstrip("s") if asked else ""
+        return _with_units(_UNITS_OF.get(noun, set()))
+    words = set(terms(match.group(1)))
+    for word in list(words):
+        words |= _ABBREVIATED.get(word, set())
+    if match.group(0).lower().split()[1] == "much":
+        # "how much water / storage / power": an amount is measured, in any unit
+        words |= _MEASURES
+    return words
+
+
+def _with_units(words: set[str]) -> set[str]:
+    out = set()
+    for word in words:
+        out |= set(terms(word)) if word.isalpha() and len(word) > 4 else {word}
+        out |= _ABBREVIATIONS.get(word, set())
+    return out
+
+
+def _stated_units(question: str) -> set[str]:
+    """The units a question names for its answer ("in steps or seconds", "in milliseconds")."""
+    match = _IN_UNITS.search(question)
+    if match is None:
+        return set()
+    named = [w for w in re.split(r",\s*|\s+(?:or|and)\s+|\s+", match.group(1).lower()) if w]
+    units = {w.rstrip("s") if w.rstrip("s") in _UNIT_WORDS else w for w in named}
+    if not units or not units <= _UNIT_WORDS:
+        return set()
+    return _with_units(units)
+
+
+def states_quantity(text: str, words: set[str]) -> bool:
+    """Whether a sentence, table row or list item of the text holds a number and one of the
+    words (a misspelt word of the question still counts: "degres" finds "degrees")."""
+    from functions.answers.names import misspelling_of
+
+    for piece in (p for p in _statements(text) if _NUMBER.search(p)):
+        if not words:
+            return True
+        low = piece.lower() if "per" in words else _PER.sub(" ", piece.lower())
+        found = set(terms(low))
+        # a one- or two-letter unit ("s", "m", "kg") only right after a number: the "s" of
+        # "robot's" is not seconds
+        if {stem(w) for w in words if len(w) > 2} & found or any(w in low for w in words
+                                                               if not w.isalpha()):
+            return True
+        if any(misspelling_of(w, found) for w in words if w.isalpha()):
+            return True
+        if any(re.search(rf"\d\s*{re.escape(w)}\b", low) for w in words if len(w) <= 4):
+            return True
+    return False
+
+
+_COMPARES = re.compile(r"\b(?:differ\w*|versus|vs\.?|compare\w*|better|instead|rather|"
+                       r"whereas|each\s+one)\b", re.I)
+
+
+def compared_terms(question: str) -> set[str]:
+    """For a comparison question ("visual versus collision geometry", "how do topics and
+    services differ"), its terms; empty for other questions."""
+    return set(terms(question)) if _COMPARES.search(question) else set()
+
+
+def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str, str]) -> bool:
+    """Whether a section, by its (page title, heading), names a compared term that the best
+    section's do not: "Visual Properties" beside "Collision Properties" is the other side of
+    "visual versus collision geometry"; "URDF", in both page titles, is the shared context."""
+    return bool(compared & (set(terms(" ".join(named))) - set(terms(" ".join(best)))))
+
+
+def empty_question(question: str) -> bool:
+    """No content word at all: only stop words, punctuation or symbols."""
+    return not terms(question)

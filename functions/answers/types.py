@@ -1,0 +1,44 @@
+"""The answer a reader gets, for chat and for "Ask about this": one shape, built only here.
+
+`answer` is Markdown whose `[n]` markers name `citations[n - 1]`; `confidence` is 0..1;
+`low_confidence` tells the widget to show the answer as a refusal or a hedged reply. A chat
+refusal lists the closest sections (`related_topics`) and says which case it is (`refusal`:
+`{code, names?}`: not_covered, not_mentioned, empty_question, off_topic) so a translated site
+can word it in its own language. functions.api.validation documents the same fields for the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Answer:
+    answer: str
+    citations: Sequence[dict]
+    confidence: float
+    low_confidence: bool
+    related_topics: Sequence[dict] | None = None  # chat refusals: the closest sections
+    refusal: dict | None = None  # which refusal it is
+
+    def as_dict(self) -> dict:
+        out = {"answer": self.answer, "citations": list(self.citations),
+               "confidence": self.confidence, "low_confidence": self.low_confidence}
+        if self.related_topics is not None:
+            out["related_topics"] = list(self.related_topics)
+        if self.refusal is not None:
+            out["refusal"] = dict(self.refusal)
+        return out
+
+
+def answered(text: str, citations: Sequence[dict], confidence: float,
+             low_confidence: bool = False) -> dict:
+    """A shown answer with its citations (low_confidence: shown, but flagged)."""
+    return Answer(text, citations, confidence, low_confidence).as_dict()
+
+
+def refused(text: str, confidence: float, related: Sequence[dict] | None = None,
+            refusal: dict | None = None) -> dict:
+    """A refusal: no citations; for chat, the closest sections and the refusal's case."""
+    return Answer(text, (), confidence, True, related, refusal).as_dict()

@@ -1,0 +1,235 @@
+"""The ASGI app (Starlette): POST /chat, /feedback, /selection and GET /health over Deps."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from functions.api.crosssite import JsonCORSMiddleware, OriginRule, check_request
+from functions.api.http_errors import (
+    REQUEST_ID_HEADER,
+    ApiError,
+    configure_logging,
+    error_body,
+    error_headers,
+    from_exception,
+    json_response,
+    log,
+    new_request_id,
+    operator_detail,
+)
+from functions.api.validation import (
+    chat_request,
+    check_size,
+    feedback_request,
+    parse_json,
+    selection_request,
+)
+from functions.errors import StoreUnavailableError
+from functions.search.contract import META_MODEL, META_SYNCED_AT
+from functions.services.budget import check_rate
+
+BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
+             "sources": 64 * 1024}
+Work = Callable[[dict, str, str], dict]  # (body, client ip, request id) -> response fields
+
+
+def client_ip(request: Request) -> str:
+    """The reader's IP: API Gateway's sourceIp under Lambda, else the socket's peer."""
+    event = request.scope.get("aws.event") or {}
+    ip = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
+    if ip:
+        return str(ip)
+    return request.client.host if request.client else "unknown"
+
+
+async def read_body(request: Request, cap: int) -> bytes:
+    too_big = ApiError(413, "too_large",
+                       f"The request is larger than {cap // 1024} KB; send a shorter question.")
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > cap:
+        raise too_big
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            raise too_big
+    return bytes(body)
+
+
+def respond(request_id: str, status: int, body: dict, headers: dict | None = None) -> JSONResponse:
+    return json_response({**body, "request_id": request_id}, status, request_id, headers)
+
+
+def _failure(exc: BaseException, request_id: str) -> JSONResponse:
+    try:
+        err = from_exception(exc)
+        if err.status >= 500:
+            log("error", logging.ERROR if err.status == 500 else logging.WARNING,
+                request_id=request_id, code=err.code, error=operator_detail(exc))
+        return json_response(error_body(err, request_id), err.status, request_id,
+                             error_headers(err))
+    except Exception:  # the error path itself must not raise: a fixed answer, still JSON
+        err = ApiError(500, "internal", "Something went wrong on our side; please try again.")
+        return json_response(error_body(err, request_id), 500, request_id)
+
+
+def endpoint(deps, route: str, work: Work, threaded: bool):
+    async def run(request: Request) -> JSONResponse:
+        request_id, start = new_request_id(), time.perf_counter()
+        ip = client_ip(request)
+        try:
+            # a request another site could forge does no work at all: before limits and models
+            check_request(request, request.app.state.origin_rule)
+            deps.settings  # noqa: B018 (a configuration error answers 503 on every route)
+            raw = await read_body(request, BODY_CAPS[route])
+            # Lambda serves one request at a time: running inline saves anyio's thread
+            # machinery (~0.2 s of cold start); a local server keeps its loop free.
+            result = (await run_in_threadpool(work, raw, ip, request_id) if threaded
+                      else work(raw, ip, request_id))
+            response = respond(request_id, 200, result)
+        except Exception as exc:  # every failure becomes JSON, never a stack trace
+            response = _failure(exc, request_id)
+        log("request", request_id=request_id, route=route, status=response.status_code,
+            ms=round((time.perf_counter() - start) * 1000, 1),
+            client=hashlib.sha256(ip.encode()).hexdigest()[:12])
+        return response
+    return run
+
+
+def _record(deps, request_id: str, question: str, result: dict, mode: str) -> None:
+    try:
+        deps.feedback.record_answer(request_id, question, result.get("citations", []),
+                                    bool(result.get("low_confidence")), mode)
+    except Exception as exc:  # the answer still goes out; the log says what was lost
+        log("record_answer failed", logging.WARNING, request_id=request_id,
+            error=operator_detail(exc)[:300])
+
+
+# Each route's answer code (answers.chat, sources, selection) and retrieval are imported on first
+# use, so each Lambda function loads only its own: the selection function never imports
+# retrieval, the store or an embedder (test_handlers checks).
+def chat_work(deps) -> Work:
+    def work(raw: bytes, ip: str, request_id: str) -> dict:
+        from functions.answers.chat import answer_chat
+
+        check_rate(deps.rate_limiter, ip)
+        req = chat_request(parse_json(raw))
+        result = answer_chat(req, deps.retriever, deps.chat_model, deps.spend_cap,
+                             deps.settings, deps.paid)
+        _record(deps, request_id, req.question, result, "chat")
+        return result
+    return work
+
+
+def sources_work(deps) -> Work:
+    """POST /sources: the /chat body, answered with the sections found (functions.answers.sources).
+    Its own rate-limit bucket, so asking for sources never uses up a reader's questions."""
+    def work(raw: bytes, ip: str, request_id: str) -> dict:
+        from functions.answers.sources import find_sources
+
+        check_rate(deps.rate_limiter, f"{ip}|sources")
+        req = chat_request(parse_json(raw))
+        return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid)
+    return work
+
+
+def selection_work(deps) -> Work:
+    def work(raw: bytes, ip: str, request_id: str) -> dict:
+        from functions.answers.selection import answer_selection
+
+        check_rate(deps.rate_limiter, ip)
+        req = selection_request(parse_json(raw))
+        tokens = check_size(req.selected_text, deps.settings.max_selection_tokens)
+        result = answer_selection(req, deps.chat_model, deps.spend_cap, tokens)
+        _record(deps, request_id, req.question, result, "selection")
+        return result
+    return work
+
+
+def feedback_work(deps) -> Work:
+    def work(raw: bytes, ip: str, request_id: str) -> dict:
+        check_rate(deps.rate_limiter, ip)
+        req = feedback_request(parse_json(raw))
+        if not deps.feedback.save_feedback(req.request_id, req.rating, req.comment):
+            raise ApiError(422, "unknown_request",
+                           "This answer is unknown or too old to rate; ask again and rate the "
+                           "new answer.")
+        return {"ok": True}
+    return work
+
+
+def health(deps):
+    async def run(request: Request) -> JSONResponse:
+        request_id = new_request_id()
+        try:
+            s = deps.settings
+            index = index_status(deps)  # 503 index_unavailable / model_mismatch when not ready
+        except Exception as exc:
+            return _failure(exc, request_id)
+        return respond(request_id, 200, {"status": "ok", "chat_provider": s.chat_provider,
+                                         "embedding_model": s.embedding_model, "index": index})
+    return run
+
+
+def index_status(deps) -> dict:
+    """What /chat will search: collection, model, chunk count, last sync; raises when unusable."""
+    from functions.search.retrieval import check_model
+
+    search, embedder = deps.search, deps.embedder
+    status = getattr(search, "index_status", None)
+    meta = status() if status else {**search.collection_meta(), "points": None}
+    check_model(meta, embedder.model_name, embedder.dimension)
+    if meta.get("points") == 0:
+        raise StoreUnavailableError("The index is empty: run `textbook-chat index DOCS_DIR`.")
+    return {"collection": deps.settings.collection, "embedding_model": meta.get(META_MODEL),
+            "chunks": meta.get("points"), "synced_at": meta.get(META_SYNCED_AT)}
+
+
+async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+    status = exc.status_code if exc.status_code in (404, 405) else 400
+    message = {404: f"There is no {request.url.path} here.",
+               405: f"{request.method} is not allowed on {request.url.path}."}.get(
+                   status, "Bad request.")
+    return _failure(ApiError(status, code, message), new_request_id())
+
+
+def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = None,
+               cors_origin_regex: str | None = None, threaded: bool = True) -> Starlette:
+    """routes: "chat" (/chat, /sources, /feedback, /health), "selection" (/selection) or "all".
+    CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex.
+    threaded=False runs the blocking work inline (Lambda: one request per container)."""
+    configure_logging()
+    table = []
+    if routes in ("chat", "all"):
+        table += [Route("/chat", endpoint(deps, "chat", chat_work(deps), threaded), methods=["POST"]),
+                  Route("/feedback", endpoint(deps, "feedback", feedback_work(deps), threaded),
+                        methods=["POST"]),
+                  Route("/sources", endpoint(deps, "sources", sources_work(deps), threaded),
+                        methods=["POST"]),
+                  Route("/health", health(deps), methods=["GET"])]
+    if routes in ("selection", "all"):
+        table.append(Route("/selection", endpoint(deps, "selection", selection_work(deps), threaded),
+                           methods=["POST"]))
+    if not table:
+        raise ValueError(f"routes={routes!r}: use chat, selection or all")
+    origins = list(cors_origins if cors_origins is not None else deps.allowed_origins)
+    middleware = [Middleware(JsonCORSMiddleware, allow_origins=origins,
+                             allow_origin_regex=cors_origin_regex, allow_methods=["GET", "POST"],
+                             allow_headers=["Content-Type"], max_age=600,
+                             expose_headers=[REQUEST_ID_HEADER, "Retry-After"])]
+    app = Starlette(routes=table, middleware=middleware,
+                    exception_handlers={HTTPException: _http_error})
+    app.state.origin_rule = OriginRule(origins, cors_origin_regex)  # the same sites as CORS
+    return app

@@ -1,0 +1,1 @@
+"""Finding passages: the index contract, embeddings, sparse vectors, the one query, ranking, retrieval and the Qdrant engines; may import the top-level modules and services/, never answers/ or api/."""

@@ -1,0 +1,82 @@
+"""The chunk payload, point ids and collection layout shared by the indexer and the API."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+
+DENSE_VECTOR = "dense"
+SPARSE_VECTOR = "sparse"
+KEYWORD_INDEXES = ("module", "doc_path", "content_type", "tags", "version", "locale", "page_url")
+# Keys stored in the collection's metadata so a query with another model is refused.
+META_MODEL = "embedding_model"
+META_DIMENSION = "embedding_dimension"
+META_SCHEMA = "schema_version"
+META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re-sync
+SCHEMA_VERSION = 1
+
+
+def chunk_id(doc_path: str, chunk_index: int, edition: str = "") -> str:
+    """Stable 16-hex id of a chunk: sha256(doc_path::chunk_index)[:16]; a doc of another
+    version or locale ("1.0@en", "current@ur") hashes "edition|doc_path::chunk_index", so the
+    same section in two editions is two points and an unversioned book keeps its ids."""
+    key = f"{edition}|{doc_path}" if edition else doc_path
+    return hashlib.sha256(f"{key}::{chunk_index}".encode()).hexdigest()[:16]
+
+
+def point_id(chunk_hex: str) -> int:
+    """Qdrant point id: the 64-bit unsigned integer of the chunk id."""
+    return int(chunk_hex, 16)
+
+
+def content_hash(text: str) -> str:
+    """Hash of the exact text that is embedded; equal hashes may share a vector."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One Qdrant point's payload (DESIGN.md 'Chunk payload')."""
+
+    chunk_id: str
+    doc_path: str
+    doc_id: str
+    doc_title: str
+    module: str
+    heading_path: list[str]
+    section_title: str
+    section_number: str
+    heading_level: int
+    anchor: str
+    url: str
+    page_url: str
+    chunk_index: int
+    token_count: int
+    content: str
+    content_hash: str
+    content_type: str
+    tags: list[str] = field(default_factory=list)
+    embedding_model: str = ""
+    # The docs version ("current", "1.0") and locale the page belongs to ("" when indexed
+    # without a build manifest); untranslated: a page of another locale that Docusaurus
+    # serves with the default locale's text.
+    version: str = ""
+    locale: str = ""
+    untranslated: bool = False
+    # Every heading whose text the chunk holds: [{anchor, title, url, start}], start = offset
+    # in `content` where that heading's text begins (functions.answers.sections reads it).
+    sections: list[dict] = field(default_factory=list)
+    # Hash of the source file and every setting that shaped this chunk: an unchanged file is
+    # not even re-parsed on the next sync.
+    source_hash: str = ""
+    # Not stored in the payload: the text that is embedded (title + heading path + content).
+    embed_text: str = ""
+
+    def payload(self) -> dict:
+        data = asdict(self)
+        data.pop("embed_text")
+        return data
+
+    @property
+    def point_id(self) -> int:
+        return point_id(self.chunk_id)

@@ -1,0 +1,100 @@
+"""A SearchBackend over Qdrant's REST API with httpx (qdrant_client costs ~1.2 s of cold start).
+
+Server mode only (QDRANT_URL); the embedded default is functions.search.edge_store. The request is
+functions.search.query's and the ranking of its points functions.search.ranking's, the same for every engine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from urllib.parse import quote
+
+import httpx
+
+from functions.errors import StoreUnavailableError
+from functions.search.contract import DENSE_VECTOR, SPARSE_VECTOR
+from functions.search.query import query_body
+from functions.search.ranking import rank
+from functions.search.types import SearchHit, SparseVec
+from functions.services.httpclient import make_client
+
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+class QdrantHttp:
+    """collection_meta() and search() against a Qdrant server or Qdrant Cloud."""
+
+    def __init__(self, url: str, collection: str, api_key: str | None = None, *,
+                 timeout: float = 5.0, retries: int = 2,
+                 transport: httpx.BaseTransport | None = None):
+        self.url = url.rstrip("/")
+        self.collection = collection
+        self.retries = retries
+        headers = {"api-key": api_key} if api_key else {}
+        self.client = make_client(self.url, headers=headers, transport=transport,
+                                   timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)))
+
+    def _request(self, method: str, path: str, body: dict | None = None) -> httpx.Response:
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = self.client.request(method, self.url + path, json=body)
+            except httpx.HTTPError as exc:
+                if last:
+                    raise StoreUnavailableError(  # the URL may carry credentials: log only
+                        f"Qdrant cannot be reached ({type(exc).__name__}); "
+                        "check QDRANT_URL and that the cluster is running.",
+                        detail=f"{self.url}: {exc}") from None
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    return response
+            time.sleep(0.1 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def collection_meta(self) -> dict:
+        return self._collection()[0]
+
+    def index_status(self) -> dict:
+        """The collection's metadata plus its point count (GET /health)."""
+        meta, result = self._collection()
+        return {**meta, "points": int(result.get("points_count") or 0)}
+
+    def _collection(self) -> tuple[dict, dict]:
+        response = self._request("GET", f"/collections/{quote(self.collection, safe='')}")
+        if response.status_code == 404:
+            raise StoreUnavailableError(
+                f"The collection {self.collection!r} does not exist yet: run "
+                "`textbook-chat index DOCS_DIR` first."
+            )
+        self._check(response)
+        result = response.json().get("result") or {}
+        return dict((result.get("config") or {}).get("metadata") or {}), result
+
+    def search(self, dense: Sequence[float], sparse: SparseVec, limit: int,
+               filters: dict[str, str] | None = None, mode: str = "hybrid") -> list[SearchHit]:
+        body = query_body(dense, sparse, limit, filters, mode)
+        response = self._request(
+            "POST", f"/collections/{quote(self.collection, safe='')}/points/query", body)
+        self._check(response)
+        points = (response.json().get("result") or {}).get("points") or []
+        return rank(dense, sparse, mode, (
+            (p["id"], p.get("score") or 0.0, (p.get("vector") or {}).get(DENSE_VECTOR),
+             ((p.get("vector") or {}).get(SPARSE_VECTOR) or {}).get("indices") or (),
+             dict(p.get("payload") or {}))
+            for p in points))
+
+    def _check(self, response: httpx.Response) -> None:
+        if response.status_code < 300:
+            return
+        if response.status_code in (401, 403):
+            raise StoreUnavailableError(
+                "Qdrant refused the API key: check QDRANT_API_KEY for this cluster.")
+        try:
+            detail = response.json().get("status", {}).get("error") or response.text[:200]
+        except ValueError:
+            detail = response.text[:200]
+        raise StoreUnavailableError(f"Qdrant failed (HTTP {response.status_code}).", detail=detail)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,152 @@
+"""Retrieval: embed the question with the collection's own model, hybrid search, re-rank
+(functions.search.ranking)."""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import unquote
+
+from functions.answers.prompt import SHORT
+from functions.errors import ModelMismatchError
+from functions.search.contract import META_DIMENSION, META_MODEL
+from functions.search.ranking import page_key, rerank
+from functions.search.sparse import encode_query, terms
+from functions.search.types import SearchBackend, SearchHit
+from functions.settings import LOCAL_EMBEDDING_MODEL
+
+CANDIDATES = 10  # fetched from Qdrant, then re-ranked down to top_k
+# A follow-up's context (functions.answers.prompt.follow_up_context) against its own words: the query
+# vector is question + 0.5 * context (normalised), the context's other words weigh 0.5 in BM25.
+# Chosen on pai-ali's follow-ups (0.5 and 0.7: 6/6 and 5/6 cite the expected section; 1.0, the
+# previous question simply joined to the text, 4/6). A question of SHORT content words or
+# fewer ("history please", "why?") says little on its own: its context counts fully.
+CONTEXT_WEIGHT = 0.5
+
+
+def deployment_mode(model: str | None) -> str | None:
+    """The deployment mode whose API embeds with this model (README: "Two ways to answer")."""
+    if model == LOCAL_EMBEDDING_MODEL:
+        return "offline"
+    if model and model.startswith("text-embedding-"):
+        return "openai"
+    return None
+
+
+# how an author gets each mode: the API's deploy parameter and the reindex workflow's input
+_MODE_HOW = {
+    "offline": ('the offline mode (no OpenAI key): deploy the API with --param="answers=offline" '
+                "(locally: EMBEDDING_PROVIDER=local)",
+                "answers: offline"),
+    "openai": ('the OpenAI mode: deploy the API with --param="answers=openai" and the OpenAI key '
+               "(locally: OPENAI_API_KEY)",
+               "answers: openai"),
+}
+
+
+def check_model(meta: dict, model_name: str, dimension: int) -> None:
+    """Refuse to query a collection built with another embedding model, naming the deployment
+    mode that matches the index and the reindex that matches the API."""
+    built_model = meta.get(META_MODEL)
+    built_dim = int(meta.get(META_DIMENSION) or 0)
+    if built_model == model_name and (not dimension or built_dim == dimension):
+        return
+    message = (f"The index was built with {built_model!r} ({built_dim} dimensions) but the "
+               f"assistant embeds questions with {model_name!r} ({dimension}).")
+    built_mode, api_mode = deployment_mode(built_model), deployment_mode(model_name)
+    if built_mode and api_mode and built_mode != api_mode:
+        message += (f" This index matches {_MODE_HOW[built_mode][0]}; or keep this API and "
+                    f"re-index with the reindex workflow's `{_MODE_HOW[api_mode][1]}`.")
+    else:
+        message += (" The site author should set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the "
+                    "index's model, or re-index with the new one.")
+    raise ModelMismatchError(message)
+
+
+EDITION_KEYS = ("version", "locale")
+
+
+def page_variants(url: str | None) -> list[str]:
+    """The ways the index may spell the reader's page URL (trailing slash, percent-encoding)."""
+    key = page_key(url)
+    if not key:
+        return []
+    out = []
+    for path in (key, unquote(key)):
+        for form in (path, path + "/" if path != "/" else path):
+            if form not in out:
+                out.append(form)
+    return out
+
+
+class Retriever:
+    """Question → top chunks. Checks the collection's model once per container."""
+
+    def __init__(self, backend: SearchBackend, embedder):
+        self.backend = backend
+        self.embedder = embedder
+        self._checked = False
+        self._plain = False  # the book has no versions or locales (learnt from the first page)
+        self._lock = threading.Lock()  # local-mode Qdrant is not safe across threads
+
+    def ensure_model(self) -> None:
+        if not self._checked:
+            meta = self.backend.collection_meta()
+            check_model(meta, self.embedder.model_name, int(self.embedder.dimension or 0))
+            self._checked = True
+
+    def candidates(self, query: str, filters: dict[str, str] | None = None,
+                   mode: str = "hybrid", limit: int = CANDIDATES,
+                   context: str = "") -> list[SearchHit]:
+        """`context`: earlier words of the conversation that say what the query's "it" or
+        "that route" is, searched at CONTEXT_WEIGHT against the query's own words."""
+        with self._lock:
+            self.ensure_model()
+            # Embedded in sparse mode too: the dense similarity is what confidence is made of.
+            if not context.strip():
+                dense = self.embedder.embed_batch([query])[0]
+                return self.backend.search(dense, encode_query(query), limit, filters or None,
+                                           mode)
+            weight = CONTEXT_WEIGHT if len(set(terms(query))) > SHORT else 1.0
+            own, extra = self.embedder.embed_batch([query, context])
+            dense = [a + weight * b for a, b in zip(own, extra, strict=True)]
+            norm = sum(v * v for v in dense) ** 0.5 or 1.0
+            indices, weights = encode_query(query)
+            words = dict(zip(indices, weights, strict=True))
+            for index in encode_query(context)[0]:
+                words.setdefault(index, weight)
+            sparse = (sorted(words), [words[i] for i in sorted(words)])
+            return self.backend.search([v / norm for v in dense], sparse, limit,
+                                       filters or None, mode)
+
+    def word_search(self, text: str, filters: dict[str, str] | None = None,
+                    limit: int = 10) -> list[SearchHit]:
+        """The chunks that best match text's words (BM25 only, no embedding): where, if
+        anywhere, the book uses a name."""
+        with self._lock:
+            self.ensure_model()
+            zero = [0.0] * int(self.embedder.dimension or 1)
+            return self.backend.search(zero, encode_query(text), limit, filters or None, "sparse")
+
+    def retrieve(self, query: str, page_url: str | None = None,
+                 filters: dict[str, str] | None = None, mode: str = "hybrid",
+                 top_k: int = 5, context: str = "") -> list[SearchHit]:
+        filters = self.edition_filters(page_url, filters)
+        return rerank(self.candidates(query, filters, mode, context=context), page_url, top_k)
+
+    def edition_filters(self, page_url: str | None, filters: dict[str, str] | None) -> dict:
+        """filters, plus the version and locale of the reader's page where not given: answers
+        come from the edition and language being read."""
+        filters = dict(filters or {})
+        variants = page_variants(page_url)
+        if self._plain or not variants or ("version" in filters and "locale" in filters):
+            return filters
+        with self._lock:
+            self.ensure_model()
+            # Any vector finds a point of that page; a unit one is valid for cosine.
+            unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
+            hits = self.backend.search(unit, ([], []), 1, {"page_url": variants}, "dense")
+        if hits:
+            edition = {k: str(hits[0].payload[k]) for k in EDITION_KEYS if hits[0].payload.get(k)}
+            self._plain = not edition  # indexed without a manifest: one edition, no lookups
+            return {**edition, **filters}
+        return filters
