@@ -39,7 +39,7 @@ from benchmarks.bench_eval import (  # noqa: E402
     make_local_embedder,
 )
 from functions.answers.prompt import chat_messages, rewrite_messages  # noqa: E402
-from functions.api.validation import Turn  # noqa: E402
+from functions.answers.requests import Turn  # noqa: E402
 from functions.search.retrieval import Retriever  # noqa: E402
 from functions.search.store import QdrantStore  # noqa: E402
 from functions.settings import Settings  # noqa: E402

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from functions.answers import extractive
-from functions.answers.citations import link_citations, related_topics
+from functions.answers.citations import link_citations
 from functions.answers.confidence import assess
+from functions.answers.finish import (
+    EMPTY_QUESTION,
+    NAMED_REFUSAL,
+    OFF_TOPIC,
+    REFUSAL,
+    refusal,
+)
 from functions.answers.generation import model_answer
 from functions.answers.prompt import (
     NOT_FOUND,
@@ -14,18 +21,13 @@ from functions.answers.prompt import (
     rewrite_messages,
 )
 from functions.answers.question_kind import empty_question, quantity_words
+from functions.answers.requests import ChatRequest
 from functions.answers.types import answered, refused
-from functions.api.validation import ChatRequest
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
 from functions.search.ranking import chunk_text
 from functions.services.budget import approx_tokens, reserve
 
-# One wording for every refusal; the related sections follow it in the response.
-REFUSAL = "The book doesn't cover this, so I won't guess. These sections are the closest:"
-NAMED_REFUSAL = "The book doesn't mention {names}, so I won't guess. These sections are the closest:"
-EMPTY_QUESTION = "Please ask a question about the book in a few words, for example “What is …?”"
-OFF_TOPIC = "I can only answer questions about this book."
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60
 # A respelt word can bring the sections that spell the next one ("debounse a push buton":
@@ -94,10 +96,10 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                          query=None if follows else question)
         absent = _absent_names(question, hits, retriever, req.filters)
         if absent:
-            return _abstain(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
+            return refusal(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
                             {"code": "not_mentioned", "names": absent[:3]})
         if verdict.level != "ok":
-            return _abstain(REFUSAL, verdict.confidence, hits)
+            return refusal(REFUSAL, verdict.confidence, hits)
         sources = hits
         if llm is None:
             quantity = quantity_words(question)
@@ -105,7 +107,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                                           retriever.embedder.embed_batch, req.page_url,
                                           quantity)
             if not extractive.supported(composed, quantity):
-                return _abstain(REFUSAL, min(verdict.confidence, 0.3), hits)
+                return refusal(REFUSAL, min(verdict.confidence, 0.3), hits)
             text, sources = composed.text, composed.sources
         else:  # links removed, claims checked against the passages they cite
             result, tokens = model_answer(req.question, req.history, hits, llm,
@@ -116,12 +118,12 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         if paid:
             spend_cap.settle(reserved, used)
     if echoes_instructions(text):
-        return _abstain(OFF_TOPIC, verdict.confidence, hits, {"code": "off_topic"})
+        return refusal(OFF_TOPIC, verdict.confidence, hits, {"code": "off_topic"})
     text, citations = link_citations(text, sources)
     if not text or _says_not_found(text):
-        return _abstain(REFUSAL, verdict.confidence, hits)
+        return refusal(REFUSAL, verdict.confidence, hits)
     if not citations:  # never a confident answer without sources
-        return _abstain(text, verdict.confidence, hits)
+        return refusal(text, verdict.confidence, hits)
     return answered(text, citations, verdict.confidence)
 
 
@@ -162,12 +164,3 @@ def _named_refusal(names: list[str]) -> str:
 
 def _says_not_found(text: str) -> bool:
     return text.lower().startswith(NOT_FOUND[:25].lower())
-
-
-def _abstain(text: str, confidence: float, hits, refusal: dict | None = None) -> dict:
-    """A refusal with the closest sections. `refusal` tells the widget which case it is, so a
-    translated site shows its own words (labels refusalNotCovered, refusalNotMentioned, …);
-    the one English wording of each case is the default."""
-    if refusal is None and text == REFUSAL:
-        refusal = {"code": "not_covered"}
-    return refused(text, confidence, related_topics(hits), refusal)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from functions.answers import claims
 from functions.answers.citations import link_citations, related_topics, strip_links
+from functions.answers.finish import OFF_TOPIC, REFUSAL
 from functions.answers.prompt import NOT_FOUND, chat_messages, echoes_instructions
 from functions.answers.sections import split_hits
 from functions.answers.types import answered, refused
@@ -21,9 +22,7 @@ from functions.services.budget import approx_tokens
 
 
 def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> dict:
-    """A refusal (the one wording of functions.answers.chat unless `text`) with related sections."""
-    from functions.answers.chat import REFUSAL  # one wording per case, kept there
-
+    """A refusal (the one wording of functions.answers.finish unless `text`) with related sections."""
     return refused(text or REFUSAL, round(confidence, 3), related_topics(hits),
                    None if text else {"code": "not_covered"})
 
@@ -52,8 +51,6 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
           ) -> tuple[dict, tuple[str, ...]]:
     """What the reader sees of a model's reply (and the texts the claim check embedded)."""
     if echoes_instructions(text):
-        from functions.answers.chat import OFF_TOPIC
-
         return abstain(OFF_TOPIC, confidence, hits), ()
     text = strip_links(text).strip()
     if not text or text.lower().startswith(NOT_FOUND[:25].lower()):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from functions.answers.citations import strip_links, strip_markers
-from functions.search.sparse import terms
+from functions.search.sparse import SHORT, terms
 from functions.search.types import SearchHit
 
 HISTORY_TURNS = 6
@@ -42,7 +42,6 @@ _POINTER = re.compile(r"\b(?:of|for|about|with|from|on|to|do|does|did|fix|change
                       r"(?:that|this)\b(?P<rest>\s+[^\W_]+)?", re.I)
 _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|the same)\s+([^\W_]+)", re.I)
 _PRONOUN = re.compile(r"\b(it|its|it's|they|them|their|he|she)\b", re.I)
-SHORT = 2  # content words: "Why?", "How exactly?" say nothing on their own
 
 
 def heading_trail(payload: dict) -> str:

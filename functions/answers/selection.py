@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from functions.answers import claims
 from functions.answers.citations import _MARKERS, snippet, strip_links, strip_markers
 from functions.answers.extractive import plain
+from functions.answers.requests import SelectionRequest
 from functions.answers.types import answered, refused
-from functions.api.validation import SelectionRequest
 from functions.deadline import REQUEST_SECONDS, within
 from functions.search.sparse import terms
 from functions.services.budget import approx_tokens, reserve

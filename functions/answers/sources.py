@@ -11,7 +11,7 @@ from __future__ import annotations
 from functions.answers.citations import related_topics
 from functions.answers.confidence import assess
 from functions.answers.prompt import follow_up_context
-from functions.api.validation import ChatRequest
+from functions.answers.requests import ChatRequest
 from functions.services.budget import approx_tokens, reserve
 
 MAX_SOURCES = 3

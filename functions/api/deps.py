@@ -135,14 +135,9 @@ class Deps:
     @property
     def search(self):
         def build():
-            s = self.settings
-            if s.qdrant_url:
-                from functions.search.qdrant_http import QdrantHttp
+            from functions.search.store import open_index
 
-                return QdrantHttp(s.qdrant_url, s.collection, s.qdrant_api_key)
-            from functions.search.store import QdrantStore
-
-            store = QdrantStore.open(s)
+            store = open_index(self.settings, reader=True)
             atexit.register(store.close)  # local mode flushes and unlocks its folder
             return store
         return self._get("search", build)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from functions.answers.requests import ChatRequest, SelectionRequest, Turn
 from functions.api.http_errors import ApiError
 from functions.tokens import count_tokens
 
@@ -18,31 +19,6 @@ RETRIEVAL_MODES = ("hybrid", "dense", "sparse")
 MAX_DEPTH = 16  # the deepest real body (history -> turn -> content) is 3
 _ANCHOR = re.compile(r"^[^\s\"'<>#`\\]{1,200}$")
 _CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # C0/C1 but tab, CR, LF
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # "user" | "assistant"
-    content: str
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    question: str
-    history: tuple[Turn, ...] = ()
-    page_url: str | None = None
-    filters: dict[str, str] = field(default_factory=dict)
-    top_k: int = 5
-    mode: str = "hybrid"
-
-
-@dataclass(frozen=True)
-class SelectionRequest:
-    question: str
-    selected_text: str
-    page_url: str | None = None
-    anchor: str | None = None
-    heading: str | None = None  # the heading's text as the page shows it (the source label)
 
 
 @dataclass(frozen=True)

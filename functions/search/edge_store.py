@@ -30,9 +30,9 @@ from functions.search.contract import (
     SCHEMA_VERSION,
     SPARSE_VECTOR,
 )
+from functions.search.qdrant_access import collection_missing, same_model, unusable_path
 from functions.search.query import query_body
 from functions.search.ranking import rank
-from functions.search.store import collection_missing, same_model, unusable_path
 from functions.search.types import SearchHit, SparseVec
 from functions.settings import Settings
 

@@ -12,28 +12,33 @@ from urllib.parse import quote
 
 import httpx
 
-from functions.errors import StoreUnavailableError
 from functions.search.contract import DENSE_VECTOR, SPARSE_VECTOR
+from functions.search.qdrant_access import (
+    QUERY,
+    RETRY_STATUSES,
+    collection_missing,
+    key_refused,
+    server_failed,
+    unreachable,
+)
 from functions.search.query import query_body
 from functions.search.ranking import rank
 from functions.search.types import SearchHit, SparseVec
 from functions.services.httpclient import make_client
-
-RETRY_STATUSES = {429, 500, 502, 503, 504}
 
 
 class QdrantHttp:
     """collection_meta() and search() against a Qdrant server or Qdrant Cloud."""
 
     def __init__(self, url: str, collection: str, api_key: str | None = None, *,
-                 timeout: float = 5.0, retries: int = 2,
+                 timeout: float = QUERY.timeout, retries: int = QUERY.retries,
                  transport: httpx.BaseTransport | None = None):
         self.url = url.rstrip("/")
         self.collection = collection
         self.retries = retries
         headers = {"api-key": api_key} if api_key else {}
         self.client = make_client(self.url, headers=headers, transport=transport,
-                                   timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)))
+                                   timeout=httpx.Timeout(timeout, connect=min(timeout, QUERY.connect)))
 
     def _request(self, method: str, path: str, body: dict | None = None) -> httpx.Response:
         for attempt in range(self.retries + 1):
@@ -42,14 +47,11 @@ class QdrantHttp:
                 response = self.client.request(method, self.url + path, json=body)
             except httpx.HTTPError as exc:
                 if last:
-                    raise StoreUnavailableError(  # the URL may carry credentials: log only
-                        f"Qdrant cannot be reached ({type(exc).__name__}); "
-                        "check QDRANT_URL and that the cluster is running.",
-                        detail=f"{self.url}: {exc}") from None
+                    raise unreachable(exc) from None
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
-            time.sleep(0.1 * 2**attempt)
+            time.sleep(QUERY.pause(attempt))
         raise AssertionError("unreachable")
 
     def collection_meta(self) -> dict:
@@ -63,10 +65,7 @@ class QdrantHttp:
     def _collection(self) -> tuple[dict, dict]:
         response = self._request("GET", f"/collections/{quote(self.collection, safe='')}")
         if response.status_code == 404:
-            raise StoreUnavailableError(
-                f"The collection {self.collection!r} does not exist yet: run "
-                "`textbook-chat index DOCS_DIR` first."
-            )
+            raise collection_missing(self.collection)
         self._check(response)
         result = response.json().get("result") or {}
         return dict((result.get("config") or {}).get("metadata") or {}), result
@@ -88,13 +87,12 @@ class QdrantHttp:
         if response.status_code < 300:
             return
         if response.status_code in (401, 403):
-            raise StoreUnavailableError(
-                "Qdrant refused the API key: check QDRANT_API_KEY for this cluster.")
+            raise key_refused()
         try:
             detail = response.json().get("status", {}).get("error") or response.text[:200]
         except ValueError:
             detail = response.text[:200]
-        raise StoreUnavailableError(f"Qdrant failed (HTTP {response.status_code}).", detail=detail)
+        raise server_failed(response.status_code, detail)
 
     def close(self) -> None:
         self.client.close()

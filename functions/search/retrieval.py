@@ -6,11 +6,10 @@ from __future__ import annotations
 import threading
 from urllib.parse import unquote
 
-from functions.answers.prompt import SHORT
 from functions.errors import ModelMismatchError
 from functions.search.contract import META_DIMENSION, META_MODEL
 from functions.search.ranking import page_key, rerank
-from functions.search.sparse import encode_query, terms
+from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
 from functions.settings import LOCAL_EMBEDDING_MODEL
 

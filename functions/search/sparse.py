@@ -8,6 +8,7 @@ from collections import Counter
 
 K1 = 1.2
 B = 0.75
+SHORT = 2  # content words: "Why?", "How exactly?" say nothing on their own
 AVG_DOC_WORDS = 180.0  # fixed so a chunk's vector never depends on the rest of the corpus
 
 _WORD = re.compile(r"[^\W_]+(?:[.+#][^\W_]+)*[+#]*", re.UNICODE)

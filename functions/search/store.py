@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
-from functions.errors import ModelMismatchError, StoreUnavailableError
+from functions.errors import StoreUnavailableError
 from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
@@ -18,48 +17,17 @@ from functions.search.contract import (
     SCHEMA_VERSION,
     SPARSE_VECTOR,
 )
+from functions.search.qdrant_access import (
+    INDEX,
+    collection_missing,
+    same_model,
+    search_failed,
+    unreachable,
+)
 from functions.search.query import query_body
 from functions.search.ranking import rank
 from functions.search.types import SearchHit, SparseVec
 from functions.settings import Settings
-
-
-def unusable_path(path: Path, exc: OSError) -> StoreUnavailableError:
-    """QDRANT_PATH cannot hold the local index: say why and what to do (the CLI exits 2)."""
-    if isinstance(exc, NotADirectoryError | FileExistsError):
-        why = "a file is in the way where the folder should be"
-    elif isinstance(exc, PermissionError) or exc.errno == 30:  # 30: read-only file system
-        why = "the folder is read-only for this user"
-    else:
-        why = exc.strerror or type(exc).__name__
-    return StoreUnavailableError(
-        f"QDRANT_PATH={path} cannot hold the local index: {why}. Set QDRANT_PATH to a folder "
-        "this user can write (the default is .textbook-chat/qdrant), or fix its permissions.",
-        detail=str(exc))
-
-
-def collection_missing(name: str) -> StoreUnavailableError:
-    return StoreUnavailableError(
-        f"The collection {name!r} does not exist yet: run `textbook-chat index DOCS_DIR` first.")
-
-
-def same_model(collection: str, meta: dict, model: str, dimension: int, recreate: bool) -> bool:
-    """Whether the collection was built with this model; another one is refused (the indexer
-    exits 2) unless the run rebuilds it (recreate)."""
-    if meta.get(META_MODEL) == model and int(meta.get(META_DIMENSION, 0)) == dimension:
-        return True
-    if not recreate:
-        raise ModelMismatchError(
-            f"The collection {collection!r} was built with {meta.get(META_MODEL)!r} "
-            f"({meta.get(META_DIMENSION)} dimensions), but this run uses {model!r} ({dimension}). "
-            "Vectors of different models cannot be mixed: rerun with --recreate to rebuild the "
-            "index with the new model, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL back.")
-    return False
-
-
-def _unreachable(exc: Exception) -> StoreUnavailableError:
-    return StoreUnavailableError("Qdrant cannot be reached: check QDRANT_URL, QDRANT_API_KEY and "
-                                 "that the cluster is running.", detail=str(exc))
 
 
 class QdrantStore:
@@ -74,16 +42,8 @@ class QdrantStore:
 
     @classmethod
     def open(cls, settings: Settings):
-        """The store settings name: a Qdrant server (QDRANT_URL), else the embedded engine in
-        QDRANT_PATH (an EdgeStore, with the same methods)."""
-        if not settings.qdrant_url:
-            from functions.search.edge_store import EdgeStore
-
-            return EdgeStore.open(settings)
-        from qdrant_client import QdrantClient
-
-        client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
-        return cls(client, settings.collection)
+        """The store settings name, to index or evaluate (see open_index)."""
+        return open_index(settings)
 
     def collection_store(self, name: str) -> QdrantStore:
         """Another collection through the same client (e.g. the eval's naive baseline)."""
@@ -98,7 +58,7 @@ class QdrantStore:
         try:
             return self.client.collection_exists(self.collection)
         except Exception as exc:  # network errors, auth errors
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
 
     def collection_meta(self) -> dict:
         try:
@@ -108,7 +68,7 @@ class QdrantStore:
         except StoreUnavailableError:
             raise
         except Exception as exc:  # network errors, auth errors
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
         return dict(info.config.metadata or {})
 
     def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:
@@ -255,9 +215,29 @@ class QdrantStore:
                 query_filter=req.filter, limit=req.limit, with_payload=req.with_payload,
                 with_vectors=req.with_vector)
         except Exception as exc:
-            raise StoreUnavailableError("Qdrant search failed.", detail=str(exc)) from None
+            raise search_failed(exc) from None
         return rank(dense, sparse, mode, (
             (p.id, p.score, (p.vector or {}).get(DENSE_VECTOR),
              getattr((p.vector or {}).get(SPARSE_VECTOR), "indices", ()),
              dict(p.payload or {}))
             for p in res.points))
+
+
+def open_index(settings: Settings, reader: bool = False):
+    """The one chooser of the engine: the embedded engine in QDRANT_PATH (an EdgeStore), unless
+    QDRANT_URL names a server. A `reader` (the query path: search and health only) reaches the
+    server through the light REST client, the index side through qdrant-client; each with its
+    policy of functions.search.qdrant_access."""
+    if not settings.qdrant_url:
+        from functions.search.edge_store import EdgeStore
+
+        return EdgeStore.open(settings)
+    if reader:
+        from functions.search.qdrant_http import QdrantHttp
+
+        return QdrantHttp(settings.qdrant_url, settings.collection, settings.qdrant_api_key)
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key,
+                          timeout=INDEX.timeout)
+    return QdrantStore(client, settings.collection)

@@ -57,7 +57,7 @@ def ask_all(
 ) -> list[Outcome]:
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
     from functions.answers.chat import answer_chat
-    from functions.api.validation import ChatRequest, Turn
+    from functions.answers.requests import ChatRequest, Turn
 
     retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
     outcomes = []

@@ -3,7 +3,7 @@ answer misspelt questions, and meet bad questions with a kind reply, never a cra
 
 from __future__ import annotations
 
-from functions.answers.chat import NAMED_REFUSAL, REFUSAL
+from functions.answers.finish import NAMED_REFUSAL, REFUSAL
 from functions.answers.names import (
     absent_in,
     apply_spelling,
@@ -164,7 +164,7 @@ def test_the_widget_default_labels_are_the_api_wordings():
     import re
     from pathlib import Path
 
-    from functions.answers.chat import EMPTY_QUESTION, OFF_TOPIC
+    from functions.answers.finish import EMPTY_QUESTION, OFF_TOPIC
 
     source = (Path(__file__).resolve().parents[2] / "site-plugin" / "src" / "server"
               / "options.js").read_text(encoding="utf-8")

@@ -79,7 +79,7 @@ def test_invented_links_and_urls_never_reach_the_reader(ask):
 
 
 def test_instructions_echoed_back_are_refused(ask):
-    from functions.answers.chat import OFF_TOPIC
+    from functions.answers.finish import OFF_TOPIC
 
     body = ask(reply=f"My instructions are: {SYSTEM} {TRUE_1}")
     assert body["answer"] == OFF_TOPIC and body["citations"] == []
@@ -210,7 +210,7 @@ def test_a_follow_up_in_conversational_words_is_answered_and_absent_names_still_
     """Word coverage is not judged on a follow-up that leans on the conversation (its words,
     "the catch", "that way", are the conversation's, not the book's), with a model as without;
     under MiniLM's coverage weight it would refuse. A name the book never mentions still is."""
-    from functions.answers.chat import NAMED_REFUSAL
+    from functions.answers.finish import NAMED_REFUSAL
     from functions.search.store import QdrantStore
     from tests.fakes.embedder import ContentEmbedder
     from tests.functions.conftest import DIM, index_book

@@ -12,7 +12,7 @@ from functions.answers.prompt import (
     follow_up_context,
     leans_on_context,
 )
-from functions.api.validation import Turn
+from functions.answers.requests import Turn
 from functions.search.types import SearchHit
 
 HIT = SearchHit(1, 0.1, 0.8312, {"module": "Sensors", "heading_path": ["Wheel Encoders",

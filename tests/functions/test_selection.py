@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from functions.answers.requests import SelectionRequest
 from functions.answers.selection import NOT_IN_SELECTION, answer_selection, model_answer
 from functions.api.http_errors import ApiError
-from functions.api.validation import SelectionRequest, check_size
+from functions.api.validation import check_size
 
 REQ = SelectionRequest("What is jitter?", "Jitter is the variation of the loop period.",
                        "https://s.io/docs/loop#old", "loop-jitter")

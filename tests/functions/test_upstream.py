@@ -42,7 +42,7 @@ def test_uncited_answer_is_low_confidence(openai_client, fake_openai):
 
 
 def test_model_says_not_found(openai_client, fake_openai):
-    from functions.answers.chat import REFUSAL
+    from functions.answers.finish import REFUSAL
 
     fake_openai.reply_next("I couldn't find this in the book.")
     body = openai_client().post("/chat", json={"question": "How do I measure loop jitter?"}).json()
