@@ -1,31 +1,76 @@
-"""Releases of the index on a Qdrant server: readers never see a half-done or unchecked index.
+"""Releases of the index on a Qdrant server: a release is complete or invisible.
 
 Readers query an alias (QDRANT_COLLECTION, e.g. `textbook`). A reindex goes in three steps:
 
 - `stage`: a new collection `<alias>--<UTC time>` is seeded with every point of the live one
   (vectors copied, nothing re-embedded), then synced with the docs as `index` does (only new
-  text is embedded; a broken doc keeps its old points). The live index is not touched.
+  text is embedded; a broken doc keeps its old points). The live index is not touched. Its last
+  write marks it complete (with its point count): a stage that was stopped before (killed, out of
+  memory, a lost runner) leaves a release that `status` shows as incomplete and that `switch` and
+  `rollback` never choose; `discard --incomplete` drops every such release.
 - checks run against the staged collection (`check`, and `eval` with QDRANT_COLLECTION set to it).
-- `switch`: one atomic alias change points readers at it; the previous releases are kept
-  (`--keep`), so `rollback` moves the alias back in one step. `discard` drops a staged release
+- `switch`: one atomic alias change points readers at it. The release records the one readers
+  were on before, so `rollback` goes back to a release that really was live (never to one staged
+  and never published), and pruning (`--keep`) never deletes it. `discard` drops a staged release
   that failed its checks.
 
-The first release on a collection made by `index` (a plain collection named like the alias)
-copies it, then replaces it by the alias: queries in that moment (milliseconds) fail once.
+The first release on a collection made by `index` (a plain collection named like the alias) copies
+it; the first switch then deletes it and creates the alias. Qdrant refuses an alias named like a
+collection, and deleting a collection is not an alias change, so this takes two requests: queries
+in between fail. The switch measures that gap and prints it (a few milliseconds: one request's
+round trip). A switch stopped between the two leaves no index: `status` says so and names the
+`switch` to run again.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from functions.errors import ConfigError
 from functions.search.contract import META_MODEL
+from indexer.checkpoint import checkpoint
 from indexer.plan import AnotherBook
 
 SEP = "--"
 COPY_BATCH = 256
+# The release's own marks in its collection's metadata.
+META_STAGING = "release_staging"  # when its stage began (written before any point)
+META_COMPLETE = "release_complete"  # when its stage finished: the stage's last write
+META_POINTS = "release_points"  # the points it held then
+META_PREVIOUS = "release_previous"  # the collection readers were on before it went live
+META_LIVE = "release_live"  # when readers were first switched to it
+
+
+@dataclass(frozen=True)
+class Release:
+    """One `<alias>--<time>` collection and what its marks say."""
+
+    name: str
+    state: str  # complete | incomplete | unmarked (staged by a textbook-chat without marks)
+    points: int | None = None  # recorded when it was completed
+    # the collection readers were on before it went live ("": none; None: not recorded)
+    previous: str | None = None
+    was_live: bool = False
+
+    @classmethod
+    def from_meta(cls, name: str, meta: dict, count=None) -> Release:
+        if META_COMPLETE in meta:
+            state = "complete"
+        elif META_STAGING in meta:
+            state = "incomplete"
+        else:  # older textbook-chat: complete unless empty (a stage stopped right after creating)
+            state = "unmarked" if count and count() else "incomplete"
+        points = meta.get(META_POINTS)
+        return cls(name, state, int(points) if points is not None else None,
+                   meta.get(META_PREVIOUS), META_LIVE in meta)
+
+    @property
+    def usable(self) -> bool:
+        return self.state != "incomplete"
 
 
 @dataclass
@@ -34,11 +79,32 @@ class Releases:
     live: str | None  # the collection readers see now (None: nothing yet)
     legacy: bool  # live is a plain collection named like the alias (made by `index`)
     names: list[str]  # every `<alias>--*` collection, oldest first
+    info: dict[str, Release] = field(default_factory=dict)
+
+    def release(self, name: str) -> Release:
+        return self.info.get(name) or Release(name, "unmarked")
 
     def previous(self) -> str | None:
-        """The newest release older than the live one."""
-        older = [n for n in self.names if self.live is None or n < self.live]
+        """The release readers were on before the live one: the one it recorded when it went
+        live; for a live release staged before marks, the newest older release that is
+        complete and was live (or unmarked). None when it is gone or was never a release."""
+        if self.live is None or self.legacy:
+            return None
+        recorded = self.release(self.live).previous
+        if recorded is not None:
+            return recorded if recorded in self.names and self.release(recorded).usable else None
+        # staged before marks: the newest older release that was live (or may have been)
+        older = [n for n in self.names if n < self.live and self.release(n).usable
+                 and (self.release(n).was_live or self.release(n).state == "unmarked")]
         return older[-1] if older else None
+
+    def interrupted(self) -> str | None:
+        """With no index live: the complete release a stopped switch was publishing."""
+        if self.live is not None:
+            return None
+        pending = [n for n in self.names if self.release(n).state == "complete"
+                   and self.release(n).was_live]
+        return pending[-1] if pending else None
 
 
 NEEDS_SERVER = ("Releases need a Qdrant server: set QDRANT_URL (and QDRANT_API_KEY). The "
@@ -53,19 +119,33 @@ def _client(store):
 
 
 def releases(store) -> Releases:
-    """The alias of `store.collection`, what it points at and every release collection."""
+    """The alias of `store.collection`, what it points at and every release with its marks."""
     client, alias = _client(store), store.collection
     aliases = {a.alias_name: a.collection_name for a in client.get_aliases().aliases}
     collections = {c.name for c in client.get_collections().collections}
     names = sorted(n for n in collections if n.startswith(alias + SEP))
+    info = {}
+    for name in names:
+        meta = dict(client.get_collection(name).config.metadata or {})
+        info[name] = Release.from_meta(name, meta,
+                                       lambda n=name: client.count(n, exact=True).count)
     if alias in aliases:
-        return Releases(alias, aliases[alias], False, names)
-    return Releases(alias, alias if alias in collections else None, alias in collections, names)
+        return Releases(alias, aliases[alias], False, names, info)
+    return Releases(alias, alias if alias in collections else None, alias in collections, names,
+                    info)
 
 
 def new_name(alias: str, now: datetime | None = None) -> str:
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S%fZ")
     return f"{alias}{SEP}{stamp}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _mark(store, name: str, **meta) -> None:
+    _client(store).update_collection(name, metadata=meta)
 
 
 def stage(store, embedder, index, now: datetime | None = None,
@@ -74,18 +154,22 @@ def stage(store, embedder, index, now: datetime | None = None,
 
     `index(staged_store)` runs the sync (indexer.job.index_docs with that store). The release
     starts as a copy of the live one, so the sync refuses docs of another book (AnotherBook,
-    naming the alias); `fresh` starts it empty instead (`release stage --recreate`).
+    naming the alias); `fresh` starts it empty instead (`release stage --recreate`). Marked
+    complete by its last write; until then every command treats it as incomplete.
     """
     _check_alias(store.collection)
     state = releases(store)
     name = new_name(state.alias, now)
     target = store.collection_store(name)
     target.ensure_collection(embedder.model_name, embedder.dimension)
+    checkpoint("stage-created")
+    _mark(store, name, **{META_STAGING: _now()})
     if state.live and not fresh:
         live = store.collection_store(state.live)
         meta = live.collection_meta()
         if meta.get(META_MODEL) == embedder.model_name:
             _copy_points(_client(store), state.live, name)
+    checkpoint("stage-seeded")
     try:
         summary = index(target)
     except BaseException as exc:
@@ -93,42 +177,109 @@ def stage(store, embedder, index, now: datetime | None = None,
         if isinstance(exc, AnotherBook):
             raise exc.named(state.alias) from None
         raise
+    checkpoint("stage-synced")
+    _mark(store, name, **{META_COMPLETE: _now(), META_POINTS: target.count()})
+    checkpoint("stage-complete")
     return name, summary
 
 
-def switch(store, name: str, keep: int = 3) -> tuple[str | None, list[str]]:
-    """Point the alias at `name` in one step; keep the `keep` newest releases up to it, delete
-    older ones. Returns (the collection readers saw before, the collections deleted)."""
+@dataclass(frozen=True)
+class Switched:
+    before: str | None  # the collection readers saw before
+    dropped: list[str]  # releases deleted by pruning
+    gap_ms: float | None = None  # first switch from a plain collection: how long no index was live
+
+
+def switch(store, name: str, keep: int = 3) -> Switched:
+    """Point the alias at the complete release `name` in one step, recording the collection
+    readers were on; then prune to `keep` releases up to it (never the one readers were on)."""
     from qdrant_client import models
 
     client, state = _client(store), releases(store)
     if name not in state.names:
         raise ConfigError(f"No staged release {name!r} for {state.alias!r}: run "
                           "`textbook-chat release stage` first (it prints the name).")
-    if not store.collection_store(name).count():
-        raise ConfigError(f"The staged release {name!r} is empty: refusing to publish it.")
-    if state.legacy:  # a collection cannot share its name with an alias
+    _check_switchable(store, state, name)
+    if name == state.live:  # e.g. run again after a switch stopped before pruning
+        return Switched(name, _prune(client, state, keep))
+    before = state.live or state.release(name).previous  # a re-run after a stopped first switch
+    _mark(store, name, **{META_PREVIOUS: before or "", META_LIVE: _now()})
+    checkpoint("switch-recorded")
+    gap = None
+    create = models.CreateAliasOperation(
+        create_alias=models.CreateAlias(collection_name=name, alias_name=state.alias))
+    if state.legacy:  # a collection cannot share its name with an alias: two requests
+        start = time.perf_counter()
         client.delete_collection(state.alias)
-    ops = [models.CreateAliasOperation(
-        create_alias=models.CreateAlias(collection_name=name, alias_name=state.alias))]
-    if state.live and not state.legacy:
-        ops.insert(0, models.DeleteAliasOperation(
-            delete_alias=models.DeleteAlias(alias_name=state.alias)))
-    client.update_collection_aliases(change_aliases_operations=ops)
-    older = [n for n in state.names if n < name]
-    drop = older[: max(0, len(older) - (keep - 1))]
-    for old in drop:
+        checkpoint("switch-legacy-deleted")
+        client.update_collection_aliases(change_aliases_operations=[create])
+        gap = (time.perf_counter() - start) * 1000.0
+    else:
+        ops = [create]
+        if state.live:
+            ops.insert(0, models.DeleteAliasOperation(
+                delete_alias=models.DeleteAlias(alias_name=state.alias)))
+        client.update_collection_aliases(change_aliases_operations=ops)
+    checkpoint("switch-aliased")
+    return Switched(before, _prune(client, releases(store), keep), gap)
+
+
+def _prune(client, state: Releases, keep: int) -> list[str]:
+    dropped = to_prune(state, keep)
+    for n, old in enumerate(dropped, 1):
         client.delete_collection(old)
-    return state.live, drop
+        checkpoint(f"switch-pruned-{n}")
+    return dropped
+
+
+def _check_switchable(store, state: Releases, name: str) -> None:
+    release = state.release(name)
+    live = f"readers stay on {state.live}" if state.live else "nothing is published"
+    if release.state == "incomplete":
+        raise ConfigError(
+            f"The release {name!r} is incomplete: the stage that made it did not finish (it "
+            f"was stopped or failed), so {live}. Drop it with `textbook-chat release discard "
+            f"--incomplete` and stage again.")
+    count = store.collection_store(name).count()
+    if not count:
+        raise ConfigError(f"The staged release {name!r} is empty: refusing to publish it.")
+    if release.points is not None and count != release.points:
+        raise ConfigError(f"The release {name!r} holds {count} points, but {release.points} "
+                          f"when its stage finished: something wrote to it since; {live}. "
+                          "Stage again.")
+
+
+def to_prune(state: Releases, keep: int) -> list[str]:
+    """Which releases a switch deletes: every incomplete release older than the live one, and
+    the oldest others beyond `keep` (the live one included). Never the live release, never the
+    one readers were on before it; releases that were live are kept before never-live ones."""
+    if state.live is None or state.legacy:
+        return []
+    protected = {state.live, state.previous()} & set(state.names)
+    older = [n for n in state.names if n < state.live and n not in protected]
+    dead = [n for n in older if not state.release(n).usable]
+    rest = [n for n in older if n not in dead]
+    room = max(0, keep - len(protected))
+    rank = sorted(rest, key=lambda n: (state.release(n).was_live
+                                       or state.release(n).state == "unmarked", n), reverse=True)
+    kept = set(rank[:room])
+    return sorted(dead + [n for n in rest if n not in kept])
 
 
 def rollback(store) -> tuple[str, str]:
-    """Point the alias back at the previous release; returns (from, to)."""
+    """Point the alias back at the release readers were on before; returns (from, to)."""
     state = releases(store)
     target = state.previous()
     if not state.live or state.legacy or target is None:
-        raise ConfigError(f"No earlier release of {state.alias!r} is kept to roll back to "
-                          f"(releases: {', '.join(state.names) or 'none'}).")
+        was = state.release(state.live).previous if state.live and not state.legacy else None
+        why = ("readers were on the plain collection made by `index` before, which the first "
+               "switch replaced" if was == state.alias else
+               f"readers were on {was!r} before, which is no longer kept" if was else
+               "no earlier release was live")
+        hint = (f" Nothing is live: run `textbook-chat release switch {state.interrupted()}` "
+                "to finish the switch that was stopped." if state.interrupted() else "")
+        raise ConfigError(f"No earlier release of {state.alias!r} to roll back to: {why} "
+                          f"(releases: {', '.join(state.names) or 'none'}).{hint}")
     switch_to(store, target)
     return state.live, target
 
@@ -153,6 +304,41 @@ def discard(store, name: str) -> bool:
     return True
 
 
+def discard_incomplete(store) -> list[str]:
+    """Drop every incomplete release (stages that were stopped); returns their names. Run it
+    when no stage of this alias is running (the workflow runs one at a time per book)."""
+    state = releases(store)
+    dropped = [n for n in state.names if not state.release(n).usable and n != state.live]
+    for name in dropped:
+        _client(store).delete_collection(name)
+    return dropped
+
+
+def describe(state: Releases) -> Sequence[str]:
+    """`release status`: what readers see, then each release and what it is."""
+    if state.live is None:
+        pending = state.interrupted()
+        head = f"{state.alias} -> nothing" + (
+            f": readers see no index. A switch to {pending} was stopped half-way; run "
+            f"`textbook-chat release switch {pending}` to finish it." if pending else "")
+    else:
+        head = f"{state.alias} -> {state.live}" + (
+            " (a plain collection, not yet a release)" if state.legacy else "")
+    lines = [head]
+    previous = state.previous()
+    for name in state.names:
+        r = state.release(name)
+        what = {"complete": f"complete, {r.points} points" if r.points is not None else "complete",
+                "incomplete": "INCOMPLETE: its stage did not finish; never published "
+                              "(`release discard --incomplete` drops it)",
+                "unmarked": "staged by an older textbook-chat"}[r.state]
+        role = ("live" if name == state.live else "readers' previous: `rollback` returns here"
+                if name == previous else "was live" if r.was_live else
+                "never live" if r.state != "incomplete" else "")
+        lines.append(f"  {name}  {what}{f'; {role}' if role else ''}")
+    return lines
+
+
 def _check_alias(alias: str) -> None:
     if SEP in alias or not re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", alias):
         raise ConfigError(f"QDRANT_COLLECTION={alias!r}: use letters, digits, '.', '_' and single "
@@ -163,7 +349,7 @@ def _copy_points(client, source: str, dest: str) -> int:
     """Every point of `source` into `dest` with its vectors and payload (no re-embedding)."""
     from qdrant_client import models
 
-    copied, offset = 0, None
+    copied, offset, batches = 0, None, 0
     while True:
         points, offset = client.scroll(source, limit=COPY_BATCH, offset=offset,
                                        with_payload=True, with_vectors=True)
@@ -171,5 +357,7 @@ def _copy_points(client, source: str, dest: str) -> int:
             client.upsert(dest, points=[models.PointStruct(id=p.id, vector=p.vector,
                                                            payload=p.payload) for p in points])
             copied += len(points)
+            batches += 1
+            checkpoint(f"stage-copied-{batches}")
         if offset is None:
             return copied

@@ -12,6 +12,7 @@ from functions.search.contract import Chunk
 from functions.search.embeddings import Embedder
 from functions.search.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
+from indexer.checkpoint import checkpoint
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import AnotherBook, SyncPlan, book_overlap, payload_doc_key, plan_sync
 
@@ -93,6 +94,7 @@ def sync_chunks(
     ]
     if items:
         store.upsert(items)
+        checkpoint("sync-upserted")
     if plan.delete:
         store.delete(plan.delete)
     return Summary(

@@ -36,8 +36,12 @@ def add_parsers(sub) -> None:
     for step, what in (("rollback", "point readers back at the previous release"),
                        ("status", "the live release and the kept ones")):
         steps.add_parser(step, help=what)
-    s = steps.add_parser("discard", help="drop a staged release that failed its checks")
-    s.add_argument("name")
+    s = steps.add_parser("discard", help="drop a staged release that failed its checks, or "
+                         "--incomplete: every release whose stage did not finish")
+    s.add_argument("name", nargs="?")
+    s.add_argument("--incomplete", action="store_true",
+                   help="drop every incomplete release (stages that were stopped); run it when no "
+                        "stage of this collection is running")
     p.set_defaults(func=cmd_release)
 
 
@@ -71,23 +75,38 @@ def run_step(args, settings: Settings, store) -> int:
         print(name)
         return 0  # broken docs kept their old points: reported, not blocking
     if args.step == "switch":
-        before, dropped = release.switch(store, args.name, keep=args.keep)
-        _say(f"Readers now see {args.name} (before: {before or 'nothing'}); "
-             f"deleted {', '.join(dropped) or 'no old releases'}.")
+        done = release.switch(store, args.name, keep=args.keep)
+        if done.before == args.name:
+            _say(f"Readers already see {args.name}; deleted "
+                 f"{', '.join(done.dropped) or 'no old releases'}.")
+            return 0
+        _say(f"Readers now see {args.name} (before: {done.before or 'nothing'}); "
+             f"deleted {', '.join(done.dropped) or 'no old releases'}.")
+        if done.gap_ms is not None:
+            _say(f"The plain collection {store.collection!r} made by `index` was replaced by the "
+                 f"alias: for {done.gap_ms:.0f} ms (deleting it, then creating the alias) no "
+                 "index was live and a query then failed. Qdrant refuses an alias named like a "
+                 "collection, and deleting a collection is not an alias change, so this one "
+                 "gap cannot be avoided; every later switch is a single atomic alias change.")
         return 0
     if args.step == "rollback":
         was, now = release.rollback(store)
         _say(f"Rolled back: readers see {now} again (was {was}).")
         return 0
     if args.step == "discard":
+        if args.incomplete == bool(args.name):
+            raise ConfigError("release discard: give the staged release's NAME, or "
+                              "--incomplete (not both).")
+        if args.incomplete:
+            dropped = release.discard_incomplete(store)
+            _say(f"Discarded {len(dropped)} incomplete release{'s' if len(dropped) != 1 else ''}"
+                 f"{': ' + ', '.join(dropped) if dropped else ''}.")
+            return 0
         _say(f"Discarded {args.name}." if release.discard(store, args.name)
              else f"No staged release {args.name!r}: nothing to discard.")
         return 0
-    state = release.releases(store)
-    print(f"{state.alias} -> {state.live or 'nothing'}"
-          f"{' (a plain collection, not yet a release)' if state.legacy else ''}")
-    for name in state.names:
-        print(f"  {name}{'  (live)' if name == state.live else ''}")
+    for line in release.describe(release.releases(store)):
+        print(line)
     return 0
 
 

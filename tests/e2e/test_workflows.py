@@ -88,15 +88,25 @@ def test_the_index_goes_live_only_after_checks_and_the_site():
     assert site["env"]["TEXTBOOK_CHAT_API_URL"] == "${{ inputs.api-url }}"
     index = [s.get("name", "") + s.get("run", "") for s in jobs["index"]["steps"]]
     order = [next(i for i, s in enumerate(index) if key in s)
-             for key in ("textbook-chat check", "release stage", "textbook-chat eval", "release discard")]
-    assert order == sorted(order)  # check, stage, eval, then discard on failure
+             for key in ("textbook-chat check", "release discard --incomplete", "release stage",
+                         "textbook-chat eval", 'release discard "$STAGED"')]
+    assert order == sorted(order)  # check, clean up, stage, eval, then discard on failure
     stage = next(s for s in jobs["index"]["steps"] if s.get("id") == "stage")
     assert stage["env"]["QDRANT_COLLECTION"] == "${{ inputs.collection }}"
     assert "production == 'true'" in stage["if"]
     evaluate = next(s for s in jobs["index"]["steps"] if "textbook-chat eval" in s.get("run", ""))
     assert evaluate["env"]["QDRANT_COLLECTION"] == "${{ steps.stage.outputs.collection }}"
-    discard = next(s for s in jobs["index"]["steps"] if "release discard" in s.get("run", ""))
+    discard = next(s for s in jobs["index"]["steps"] if 'discard "$STAGED"' in s.get("run", ""))
     assert discard["if"].startswith("failure()")
+    # a stage killed with no output leaves an incomplete release: dropped after it, and by the
+    # next run before it stages (a lost runner runs no step of its job)
+    cleanups = [i for i, s in enumerate(jobs["index"]["steps"])
+                if s.get("run") == "textbook-chat release discard --incomplete"]
+    stage_at = next(i for i, s in enumerate(jobs["index"]["steps"]) if s.get("id") == "stage")
+    assert len(cleanups) == 2 and cleanups[0] < stage_at < cleanups[1]
+    assert jobs["index"]["steps"][cleanups[1]]["if"].startswith("always()")
+    assert all(jobs["index"]["steps"][i]["env"]["QDRANT_COLLECTION"] == "${{ inputs.collection }}"
+               for i in cleanups)
     # the site is published even when indexing failed; the switch waits for both
     assert jobs["deploy"]["needs"] == ["build", "index"] and "!cancelled()" in jobs["deploy"]["if"]
     assert "needs.build.outputs.production == 'true'" in jobs["deploy"]["if"]

@@ -50,7 +50,7 @@ def test_first_release_creates_the_alias_readers_query(server):
     name, summary = _publish(docs, store, FakeEmbedder(), 0)
     assert name == "book--20261101T000000000000Z" and summary.embedded > 0
     assert not store.exists()  # nothing is live until the switch
-    assert release.switch(store, name) == (None, [])
+    assert release.switch(store, name) == release.Switched(None, [])
     assert store.count() == summary.chunks and release.releases(store).live == name
 
 
@@ -65,7 +65,7 @@ def test_a_staged_release_is_invisible_until_the_switch_and_reuses_vectors(serve
     second, summary = _publish(docs, store, embedder, 1)
     assert summary.embedded == 1 and summary.failed == 0  # only the changed section
     assert _texts(store) == old  # readers still see the old release while checks run
-    assert release.switch(store, second) == (first, [])
+    assert release.switch(store, second) == release.Switched(first, [])
     new = _texts(store)
     assert new != old and any("a rewritten goal" in t for t in new)
     # a failed site deploy after the switch: one step back, and forward again
@@ -218,3 +218,62 @@ def test_staging_another_book_is_refused_naming_the_alias_unless_fresh(server, t
                                   now=T0 + timedelta(minutes=2), fresh=True)
     assert summary.deleted == 0 and store.collection_store(name).count() == summary.chunks
     assert _texts(store) == old  # still invisible until the switch
+
+
+def _r(name, state="complete", previous=None, was_live=True):
+    return release.Release(name, state, 5, previous, was_live)
+
+
+def test_rollback_and_pruning_follow_what_was_live_not_the_names():
+    """Pure: b went live after a; c was staged and never published (a failed deploy); d went
+    live after b. Rollback from d goes to b; keep=3 keeps d, b and a (live before), not c."""
+    names = ["book--a", "book--b", "book--c", "book--d"]
+    info = {"book--a": _r("book--a", previous=""), "book--b": _r("book--b", previous="book--a"),
+            "book--c": _r("book--c", was_live=False), "book--d": _r("book--d", previous="book--b")}
+    state = release.Releases("book", "book--d", False, names, info)
+    assert state.previous() == "book--b"
+    assert release.to_prune(state, keep=3) == ["book--c"]
+    assert release.to_prune(state, keep=1) == ["book--a", "book--c"]  # never b: readers' last
+    # an incomplete release is never a rollback target and always pruned once older than live
+    info["book--b"] = _r("book--b", state="incomplete")
+    assert state.previous() is None and release.to_prune(state, keep=9) == ["book--b"]
+    # releases staged before marks: the newest older one that was or may have been live
+    old = {n: release.Release(n, "unmarked") for n in names}
+    assert release.Releases("book", "book--d", False, names, old).previous() == "book--c"
+
+
+def test_rollback_never_goes_to_a_release_that_was_never_live(server):
+    docs, store = server
+    a, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, a)
+    b, _ = _publish(docs, store, FakeEmbedder(), 1)
+    release.switch(store, b)
+    never, _ = _publish(docs, store, FakeEmbedder(), 2)  # its site deploy failed: not switched
+    d, _ = _publish(docs, store, FakeEmbedder(), 3)
+    assert release.switch(store, d) == release.Switched(b, [never])
+    assert release.rollback(store) == (d, b)
+    lines = release.describe(release.releases(store))
+    assert lines[0] == f"book -> {b}"
+    assert lines[1] == f"  {a}  complete, 5 points; readers' previous: `rollback` returns here"
+    assert lines[3] == f"  {d}  complete, 5 points; was live"
+
+
+def test_an_incomplete_release_is_shown_refused_and_discarded(server):
+    """What a stage killed after its first copy batch leaves (the kill itself: test_release_kill)."""
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    half = "book--20261101T010000000000Z"
+    target = store.collection_store(half)
+    target.ensure_collection("fake-embedder", 16)
+    store.client.update_collection(half, metadata={release.META_STAGING: "2026-11-01T01:00:00"})
+    release._copy_points(store.client, first, half)
+    state = release.releases(store)
+    assert state.release(half).state == "incomplete"
+    assert release.describe(state)[-1].startswith(f"  {half}  INCOMPLETE: its stage did not finish")
+    with pytest.raises(ConfigError, match=f"The release '{half}' is incomplete"):
+        release.switch(store, half)
+    with pytest.raises(ConfigError, match="No earlier release"):
+        release.rollback(store)  # the only other release is the half-built one
+    assert release.discard_incomplete(store) == [half]
+    assert release.releases(store).names == [first]
