@@ -1,10 +1,14 @@
-"""A free TCP port on 127.0.0.1 for a server a test starts."""
+"""A free TCP port on 127.0.0.1 for a server a test starts, and how often its loop polls."""
 
 from __future__ import annotations
 
 import socket
 
 import pytest
+
+# serve_forever's poll interval for test servers: shutdown() waits up to one interval, and the
+# default 0.5 s was paid at the end of every test that started a server (~35 s of the quick loop).
+POLL_SECONDS = 0.01
 
 
 def free_port(first: int | None = None, last: int | None = None) -> int:

@@ -11,11 +11,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tests.ports import free_port
+from tests.ports import POLL_SECONDS, free_port
 
 
 def _serve(server: ThreadingHTTPServer):
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True)
     thread.start()
     return thread
 

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
 
+from tests.ports import POLL_SECONDS
+
 DEFAULT_REPLY = "According to the textbook, this is explained in the cited section [1]."
 _ROUTES = {"/v1/embeddings": "embeddings", "/v1/chat/completions": "chat"}
 
@@ -120,7 +122,8 @@ class FakeOpenAI:
     def start(self) -> FakeOpenAI:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits up to one interval (0.5 s by default, in every test)
+        threading.Thread(target=self._httpd.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
         return self
 
     def stop(self) -> None:

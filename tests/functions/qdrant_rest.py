@@ -21,6 +21,8 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel
 from qdrant_client.http import models
 
+from tests.ports import POLL_SECONDS
+
 DONE = {"operation_id": 0, "status": "completed"}
 VERSION = version("qdrant-client")  # the server version the client expects
 
@@ -158,7 +160,7 @@ def qdrant_rest(client) -> Iterator[tuple[str, list[dict]]]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
     finally:

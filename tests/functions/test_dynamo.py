@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from functions.services.dynamo import Credentials, CredentialSource, DynamoClient, DynamoError, sign
+from tests.ports import POLL_SECONDS
 
 
 @pytest.mark.parametrize("token", [None, "session-token-xyz"])
@@ -57,7 +58,7 @@ class _Scripted(BaseHTTPRequestHandler):
 def scripted():
     _Scripted.script, _Scripted.seen = [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}", _Scripted
     server.shutdown()

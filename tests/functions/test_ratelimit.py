@@ -19,6 +19,7 @@ from functions.services.ratelimit import (
     make_limits,
 )
 from functions.settings import Settings
+from tests.ports import POLL_SECONDS
 
 T0 = datetime(2026, 3, 14, 12, 0, 0, tzinfo=UTC).timestamp()  # a minute and a day start
 
@@ -48,7 +49,7 @@ def dynamo_endpoint():
             return list(inner(environ, start_response))
 
     server = make_server("127.0.0.1", 0, serial, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -9,6 +10,9 @@ from functions.search.contract import chunk_id, content_hash
 from functions.tokens import count_tokens
 from indexer.chunker import ChunkOptions, chunk_document
 from indexer.model import Block, Document, Section
+
+# 120 random documents chunked and checked (~12 s); the golden chunker tests run in the quick loop
+pytestmark = pytest.mark.slow
 
 # Words chosen to stress token counting at block joins: punctuation, accents, CJK, emoji.
 WORDS = (

@@ -125,6 +125,7 @@ def test_demo_never_syncs_over_an_authors_book(tmp_path):
     assert "docs/mine#kites" in ask.stdout  # the author's index is untouched
 
 
+@pytest.mark.slow  # five CLI processes; tests/cli/test_another_book.py runs the rule in-process
 def test_index_never_syncs_over_another_book(tmp_path):
     for name, text in (("kites", "# Kites\n\n## Lines\n\nA kite flies on a string.\n"),
                        ("boats", "# Boats\n\n## Sails\n\nA boat sails on the wind.\n")):
