@@ -22,6 +22,7 @@ from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer.build import BuildResult, build_chunks
 from indexer.discover import sources
+from indexer.local_index import writing
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
 from indexer.routes import load_manifest
@@ -172,19 +173,20 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
     own = store is None
     store = store or QdrantStore.open(settings)
     try:
-        with bar(doc_count(job), "Reading", unit="file") as tick_file, bar(
+        with writing(settings), bar(doc_count(job), "Reading", unit="file") as tick_file, bar(
             None, "Embedding", unit="chunk"
         ) as tick_chunk:
             summary = sync_docs(
                 job.docs_dir, job.site, job.chunking, store, embedder, routes=job.routes,
                 recreate=recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
             )
+            # inside the fence: a reader's copy (local_index.readable) never sees half a sync
+            store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))
         if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
             say(f"textbook-chat: {store.notice}")
         runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it
         if summary.embedded and runtime:
             say(f"Embedded {summary.embedded} chunks with {embedder.model_name} on {runtime}.")
-        store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))
         return summary
     finally:
         if own:

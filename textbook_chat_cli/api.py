@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import logging
@@ -15,6 +16,7 @@ from pathlib import Path
 from functions.errors import ConfigError
 from functions.search.store import QdrantStore
 from functions.settings import Settings
+from indexer import local_index
 from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
 from indexer.report import print_summary
 from indexer.site_config import find_config
@@ -179,12 +181,13 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
     if hint and not as_json:  # the API's own message may not name the folder: it is ours
         print(f"{hint}.", file=sys.stderr)
         return 1
-    handler = handler or lambda_handler(function)
     from functions.api.http_errors import configure_logging  # here: it loads starlette
 
     if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log
         configure_logging(logging.ERROR)
-    response = handler(api_gateway_event(f"/{function}", body), None)
+    with contextlib.ExitStack() as stack:
+        handler = handler or _handler(function, stack)
+        response = handler(api_gateway_event(f"/{function}", body), None)
     data = json.loads(response.get("body") or "{}")
     lost = None
     if question.history and function == "chat" and "answer" in data:
@@ -214,6 +217,26 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
 
 
+def _handler(function: str, stack: contextlib.ExitStack):
+    """The deployed function's own handler; while another process (e.g. `serve`) holds the
+    local index, the same app over a read-only copy of it (indexer/local_index.py)."""
+    if function == "chat":
+        try:
+            settings = Settings.from_env(os.environ)
+        except ConfigError:  # the handler answers it, as the API does
+            settings = None
+        readable = stack.enter_context(local_index.readable(settings)) if settings else None
+        if readable is not None and readable is not settings:
+            from mangum import Mangum
+
+            from functions.api.app import create_app
+            from functions.api.deps import Deps
+
+            deps = Deps.from_env({**os.environ, "QDRANT_PATH": readable.qdrant_path})
+            return Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    return lambda_handler(function)
+
+
 def cmd_serve(args) -> int:
     """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
     check_port(args.host, args.port)  # before any indexing, and before saying where it serves
@@ -222,7 +245,12 @@ def cmd_serve(args) -> int:
             raise ConfigError("--recreate goes with --watch DOCS_DIR (it rebuilds the index from "
                               "DOCS_DIR at start); without --watch, serve only reads the index.")
         hint_missing_index()
-        return serve(args)
+        try:
+            settings = Settings.from_env(os.environ)
+        except ConfigError:  # the API answers it on every route
+            return serve(args)
+        with local_index.record_server(settings, None):
+            return serve(args)
     from functions.api.deps import Deps  # here: it loads the app's services (~90 ms)
 
     docs = Path(args.watch)
@@ -231,6 +259,8 @@ def cmd_serve(args) -> int:
     settings = Settings.from_env(os.environ)
     store = LockedStore(QdrantStore.open(settings))
     deps = Deps.from_env(search=store)
+    stack = contextlib.ExitStack()
+    stack.enter_context(local_index.record_server(settings, docs))  # `index` names this serve
 
     def sync(say=None, recreate=False):
         """The docs as they are now, the site config re-read (the watcher watches it too)."""
@@ -255,6 +285,7 @@ def cmd_serve(args) -> int:
         return serve(args, deps=deps)
     finally:
         store.close()
+        stack.close()
 
 
 def missing_index_hint(command: str, settings: Settings | None = None) -> str | None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from functions.settings import Settings
+from indexer import local_index
 from indexer.check import build_anchor_checker
 from indexer.evaluate.metrics import unscorable
 from indexer.evaluate.questions import QuestionFileError, read_questions
@@ -121,8 +122,9 @@ def cmd_eval(args) -> int:
     if hint:
         print(f"{hint}.", file=sys.stderr)
         return 2
-    run = run_eval(questions, settings, mode=args.retrieval, baseline=args.baseline,
-                   valid_citation=valid)
+    with local_index.readable(settings) as readable:  # a copy while e.g. `serve` holds it
+        run = run_eval(questions, readable, mode=args.retrieval, baseline=args.baseline,
+                       valid_citation=valid)
     summary = run.summary
     if args.json:
         for line in not_citable_lines(summary):  # the table lists them among the misses

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from functions.errors import ConfigError
 from functions.settings import Settings
+from indexer import local_index
 from indexer.build import export_jsonl, require_docs
 from indexer.check import check_chunks
 from indexer.job import build, index_docs, say_stderr
@@ -65,9 +66,33 @@ def cmd_index(args) -> int:
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
     settings = Settings.from_env(os.environ)
+    refuse_while_held(settings, job.docs_dir)
     summary = index_docs(job, settings, recreate=args.recreate)
     print_summary(summary, as_json=args.json, export=args.export)
     return 1 if summary.failed else 0
+
+
+def refuse_while_held(settings: Settings, docs_dir: Path, command: str = "index") -> None:
+    """The local index can be written by one process: while another holds it, name the one
+    command that works (`ask` and `eval` read a copy meanwhile, see indexer/local_index.py)."""
+    if not local_index.held(settings):
+        return
+    where = f"The local index at {settings.qdrant_path}"
+    server = local_index.running_server(settings)
+    if server and server.watch and Path(server.watch) == docs_dir.resolve():
+        raise ConfigError(
+            f"{where} is held by `textbook-chat serve --watch {docs_dir}` (pid {server.pid}), "
+            f"which re-indexes {docs_dir} itself within ~2 s of each save: there is nothing to "
+            "run (`ask` and `eval` work meanwhile).")
+    if server:
+        running = f"serve --watch {server.watch}" if server.watch else "serve"
+        raise ConfigError(
+            f"{where} is held by `textbook-chat {running}` (pid {server.pid}). Stop it (Ctrl+C "
+            f"in its terminal) and run `textbook-chat serve --watch {docs_dir}`: it indexes "
+            f"{docs_dir} now and again on every save, while serving.")
+    raise ConfigError(
+        f"{where} is in use by another textbook-chat process (an `index` run, or `ask`/`eval` "
+        f"reading it): run `textbook-chat {command} {docs_dir}` again when it has finished.")
 
 
 def cmd_check(args) -> int:
