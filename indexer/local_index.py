@@ -70,9 +70,10 @@ def held(settings: Settings) -> bool:
 
 @contextlib.contextmanager
 def readable(settings: Settings) -> Iterator[Settings]:
-    """Settings to read the index with: as they are, or, while another process holds it, those
-    of a private copy taken between two syncs (deleted afterwards)."""
-    if not held(settings):
+    """Settings to read the index with: as they are, or, while another process holds it (or a
+    `serve` runs that would open it on its next question), those of a private copy taken
+    between two syncs (deleted afterwards)."""
+    if not held(settings) and running_server(settings) is None:
         yield settings
         return
     path = Path(settings.qdrant_path)
@@ -183,6 +184,8 @@ def record_server(settings: Settings, watch: Path | None) -> Iterator[None]:
 def running_server(settings: Settings) -> Server | None:
     """The `serve` that recorded itself, if that process still runs."""
     path = _local(settings)
+    if path is None:
+        return None
     try:
         data = json.loads((path / SERVER_FILE).read_text(encoding="utf-8"))
         pid = int(data["pid"])

@@ -4,6 +4,7 @@ same ways out. Real embedded engine; embeddings from the fake OpenAI server over
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,26 @@ def test_the_same_book_still_syncs_after_most_of_it_is_renamed(books, capsys):
         (mine / old).rename(mine / new)  # renumbered with their text
     assert main(["index", "mine", "--json"]) == 0
     assert _pages() == {"01-intro.md", "02-cams.md", "belts.md"}
+
+
+def test_serve_watch_on_another_book_leaves_the_sample_book_whole(books, capsys, monkeypatch):
+    """The issue's case: the sample book indexed, then `serve --watch` on another book's docs
+    with the same QDRANT_PATH and no collection named."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "textbook"
+    monkeypatch.setenv("QDRANT_COLLECTION", "sample")
+    assert main(["index", str(sample / "docs"), "--site-dir", str(sample), "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)["chunks"]
+    assert main(["serve", "--port", str(free_port()), "--watch", "mine"]) == 2
+    err = capsys.readouterr().err
+    assert ("textbook-chat: The collection 'sample' holds another book (11 pages, none of "
+            "them in mine)") in err
+    assert _count("sample") == held == 113
+
+
+def _count(collection: str) -> int:
+    store = QdrantStore.open(Settings.from_env({"QDRANT_PATH": "qdrant",
+                                                "QDRANT_COLLECTION": collection}))
+    try:
+        return store.count()
+    finally:
+        store.close()

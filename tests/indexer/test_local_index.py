@@ -86,3 +86,13 @@ def test_serve_records_itself_while_it_runs(tmp_path):
     record = Path(settings.qdrant_path) / local_index.SERVER_FILE
     record.write_text('{"pid": 999999999, "watch": null}')
     assert local_index.running_server(settings) is None
+
+
+def test_a_reader_copies_while_a_serve_runs_that_has_not_opened_the_index_yet(indexed):
+    """A plain `serve` opens the index on its first question: a reader holding it then would
+    make that question fail, so the reader copies."""
+    settings, holder = indexed
+    holder.close()
+    with local_index.record_server(settings, None), local_index.readable(settings) as copy:
+        assert copy.qdrant_path != settings.qdrant_path
+        assert not local_index.held(settings)  # the folder stays free for serve
