@@ -168,7 +168,13 @@ def _break(qdrant: Path, how: str) -> None:
         (edge / "textbook.json").write_text(json.dumps({**meta, "format": 0}))
 
 
-@pytest.mark.parametrize("how", ["half-written", "cut-metadata", "damaged", "older-format"])
+# three indexing runs each (~1.5-9 s with fsyncs on a busy disk): one kind in the quick loop
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("how", ["damaged", pytest.param("half-written", marks=SLOW),
+                                 pytest.param("cut-metadata", marks=SLOW),
+                                 pytest.param("older-format", marks=SLOW)])
 def test_a_broken_index_is_named_to_readers_and_rebuilt_by_index(cli_env, capsys, how):
     docs, qdrant, _ = cli_env
     first, _ = _index(docs, capsys)
