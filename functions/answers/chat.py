@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 from functions.answers import extractive
-from functions.answers.citations import link_citations
 from functions.answers.confidence import assess
 from functions.answers.finish import (
     EMPTY_QUESTION,
     NAMED_REFUSAL,
-    OFF_TOPIC,
     REFUSAL,
+    finish,
     refusal,
 )
 from functions.answers.generation import model_answer
 from functions.answers.prompt import (
-    NOT_FOUND,
-    echoes_instructions,
     follow_up_context,
     recent,
     rewrite_messages,
 )
 from functions.answers.question_kind import empty_question, quantity_words
 from functions.answers.requests import ChatRequest
-from functions.answers.types import answered, refused
+from functions.answers.types import Answer, refused
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
 from functions.search.ranking import chunk_text
@@ -63,14 +60,14 @@ def estimate_tokens(req: ChatRequest, llm) -> int:
             + rewrite)
 
 
-def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> dict:
+def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> Answer:
     """`paid`: whether any model call costs money (OpenAI chat or embeddings). The rewrite,
     retrieval and answer share one deadline (functions.deadline)."""
     with within(REQUEST_SECONDS):
         return _answer_chat(req, retriever, llm, spend_cap, settings, paid)
 
 
-def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> dict:
+def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> Answer:
     reserved = reserve(spend_cap, estimate_tokens(req, llm)) if paid else 0
     used = 0
     try:
@@ -97,34 +94,23 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         absent = _absent_names(question, hits, retriever, req.filters)
         if absent:
             return refusal(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
-                            {"code": "not_mentioned", "names": absent[:3]})
+                           {"code": "not_mentioned", "names": absent[:3]})
         if verdict.level != "ok":
             return refusal(REFUSAL, verdict.confidence, hits)
-        sources = hits
-        if llm is None:
-            quantity = quantity_words(question)
-            composed = extractive.compose(f"{query} {context}".strip(), hits,
-                                          retriever.embedder.embed_batch, req.page_url,
-                                          quantity)
-            if not extractive.supported(composed, quantity):
-                return refusal(REFUSAL, min(verdict.confidence, 0.3), hits)
-            text, sources = composed.text, composed.sources
-        else:  # links removed, claims checked against the passages they cite
+        if llm is not None:  # links removed, claims checked against the passages they cite
             result, tokens = model_answer(req.question, req.history, hits, llm,
                                           retriever.embedder, verdict.confidence)
             used += tokens
             return result
+        quantity = quantity_words(question)
+        composed = extractive.compose(f"{query} {context}".strip(), hits,
+                                      retriever.embedder.embed_batch, req.page_url, quantity)
+        if not extractive.supported(composed, quantity):
+            return refusal(REFUSAL, min(verdict.confidence, 0.3), hits)
     finally:
         if paid:
             spend_cap.settle(reserved, used)
-    if echoes_instructions(text):
-        return refusal(OFF_TOPIC, verdict.confidence, hits, {"code": "off_topic"})
-    text, citations = link_citations(text, sources)
-    if not text or _says_not_found(text):
-        return refusal(REFUSAL, verdict.confidence, hits)
-    if not citations:  # never a confident answer without sources
-        return refusal(text, verdict.confidence, hits)
-    return answered(text, citations, verdict.confidence)
+    return finish(composed.text, composed.sources, hits, verdict.confidence)
 
 
 def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
@@ -160,7 +146,3 @@ def _named_refusal(names: list[str]) -> str:
     shown = [f"“{n}”" for n in names[:3]]
     joined = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
     return NAMED_REFUSAL.format(names=joined)
-
-
-def _says_not_found(text: str) -> bool:
-    return text.lower().startswith(NOT_FOUND[:25].lower())

@@ -1,4 +1,5 @@
-"""Model answers: prompt → completion → links removed → claims checked → cited answer.
+"""Model answers: prompt → completion → functions.answers.finish (links removed, claims checked,
+cited answer).
 
 What the reader sees of a model's reply: no link or URL that is not one of our citations, no
 sentence that its cited passage does not support (functions.answers.claims), and a confidence scaled by
@@ -11,20 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from functions.answers import claims
-from functions.answers.citations import link_citations, related_topics, strip_links
-from functions.answers.finish import OFF_TOPIC, REFUSAL
-from functions.answers.prompt import NOT_FOUND, chat_messages, echoes_instructions
+from functions.answers.finish import finish
+from functions.answers.prompt import chat_messages
 from functions.answers.sections import split_hits
-from functions.answers.types import answered, refused
+from functions.answers.types import Answer
 from functions.deadline import CHECK_RESERVE, time_left, within
 from functions.search.types import SearchHit
 from functions.services.budget import approx_tokens
-
-
-def abstain(text: str | None, confidence: float, hits: Sequence[SearchHit]) -> dict:
-    """A refusal (the one wording of functions.answers.finish unless `text`) with related sections."""
-    return refused(text or REFUSAL, round(confidence, 3), related_topics(hits),
-                   None if text else {"code": "not_covered"})
 
 
 def complete(llm, messages: list[dict]):
@@ -34,7 +28,7 @@ def complete(llm, messages: list[dict]):
 
 
 def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], llm, embedder,
-                 confidence: float) -> tuple[dict, int]:
+                 confidence: float) -> tuple[Answer, int]:
     """The response for a model answer over `hits`, and the paid tokens it used. Each section
     of a chunk is its own numbered passage, so a citation lands on the heading its text sits
     under."""
@@ -48,19 +42,14 @@ def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], ll
 
 
 def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
-          ) -> tuple[dict, tuple[str, ...]]:
-    """What the reader sees of a model's reply (and the texts the claim check embedded)."""
-    if echoes_instructions(text):
-        return abstain(OFF_TOPIC, confidence, hits), ()
-    text = strip_links(text).strip()
-    if not text or text.lower().startswith(NOT_FOUND[:25].lower()):
-        return abstain(None, confidence, hits), ()
-    checked = claims.check(text, hits, embedder)
-    if not checked.supported:
-        return abstain(None, min(confidence, 0.3) * checked.share, hits), checked.embedded
-    answer, citations = link_citations(checked.text, hits)
-    if not citations:
-        return abstain(None, min(confidence, 0.3), hits), checked.embedded
-    share = checked.share
-    return (answered(answer, citations, round(confidence * share, 3), share < claims.MOSTLY_SUPPORTED),
-            checked.embedded)
+          ) -> tuple[Answer, tuple[str, ...]]:
+    """What the reader sees of a model's reply (functions.answers.finish with the claim check),
+    and the texts the claim check embedded."""
+    embedded: list[str] = []
+
+    def check(reply: str) -> claims.Checked:
+        checked = claims.check(reply, hits, embedder)
+        embedded.extend(checked.embedded)
+        return checked
+
+    return finish(text, hits, hits, confidence, check), tuple(embedded)

@@ -13,7 +13,7 @@ from functions.answers import claims
 from functions.answers.citations import _MARKERS, snippet, strip_links, strip_markers
 from functions.answers.extractive import plain
 from functions.answers.requests import SelectionRequest
-from functions.answers.types import answered, refused
+from functions.answers.types import Answer, answered, refused
 from functions.deadline import REQUEST_SECONDS, within
 from functions.search.sparse import terms
 from functions.services.budget import approx_tokens, reserve
@@ -170,11 +170,11 @@ def messages(req: SelectionRequest) -> list[dict]:
     return [{"role": "system", "content": SELECTION_SYSTEM}, {"role": "user", "content": user}]
 
 
-def refusal(req: SelectionRequest) -> dict:
+def refusal(req: SelectionRequest) -> Answer:
     return refused(NOT_IN_SELECTION, 0.0)
 
 
-def extractive_answer(req: SelectionRequest) -> dict:
+def extractive_answer(req: SelectionRequest) -> Answer:
     if about_the_selection(req.question):
         key = key_sentences(req.question, req.selected_text)
         if key:
@@ -191,7 +191,7 @@ def extractive_answer(req: SelectionRequest) -> dict:
     return answered(text, [selection_citation(req)], round(len(found) / max(1, len(wanted)), 3))
 
 
-def model_answer(req: SelectionRequest, text: str) -> dict:
+def model_answer(req: SelectionRequest, text: str) -> Answer:
     """Interpret a model's reply: cited → answer with the selection as [1]; else a refusal."""
     if NOT_IN_SELECTION[:30].lower() in text.lower() or _leaks(text):
         return refusal(req)
@@ -217,7 +217,7 @@ def _leaks(text: str) -> bool:
                for line in SELECTION_SYSTEM.splitlines())
 
 
-def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> dict:
+def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> Answer:
     """The whole selection answer: the model (budgeted) or the extractive path. `tokens` is the
     selection's size as the edge counted it (functions.api.validation.check_size)."""
     if llm is None:

@@ -1,4 +1,5 @@
-"""The answer a reader gets, for chat and for "Ask about this": one shape, built only here.
+"""The answer a reader gets, for chat and for "Ask about this": one shape, built only here,
+typed until the HTTP edge (functions.api.app) serialises it with `as_dict`.
 
 `answer` is Markdown whose `[n]` markers name `citations[n - 1]`; `confidence` is 0..1;
 `low_confidence` tells the widget to show the answer as a refusal or a hedged reply. A chat
@@ -23,6 +24,7 @@ class Answer:
     refusal: dict | None = None  # which refusal it is
 
     def as_dict(self) -> dict:
+        """The JSON body of the response (functions.api.validation documents its fields)."""
         out = {"answer": self.answer, "citations": list(self.citations),
                "confidence": self.confidence, "low_confidence": self.low_confidence}
         if self.related_topics is not None:
@@ -33,12 +35,12 @@ class Answer:
 
 
 def answered(text: str, citations: Sequence[dict], confidence: float,
-             low_confidence: bool = False) -> dict:
+             low_confidence: bool = False) -> Answer:
     """A shown answer with its citations (low_confidence: shown, but flagged)."""
-    return Answer(text, citations, confidence, low_confidence).as_dict()
+    return Answer(text, citations, confidence, low_confidence)
 
 
 def refused(text: str, confidence: float, related: Sequence[dict] | None = None,
-            refusal: dict | None = None) -> dict:
+            refusal: dict | None = None) -> Answer:
     """A refusal: no citations; for chat, the closest sections and the refusal's case."""
-    return Answer(text, (), confidence, True, related, refusal).as_dict()
+    return Answer(text, (), confidence, True, related, refusal)

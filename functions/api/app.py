@@ -6,6 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -38,6 +39,9 @@ from functions.api.validation import (
 from functions.errors import StoreUnavailableError
 from functions.search.contract import META_MODEL, META_SYNCED_AT
 from functions.services.budget import check_rate
+
+if TYPE_CHECKING:  # the answer code loads on a route's first request (see below)
+    from functions.answers.types import Answer
 
 BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
              "sources": 64 * 1024}
@@ -107,10 +111,10 @@ def endpoint(deps, route: str, work: Work, threaded: bool):
     return run
 
 
-def _record(deps, request_id: str, question: str, result: dict, mode: str) -> None:
+def _record(deps, request_id: str, question: str, result: Answer, mode: str) -> None:
     try:
-        deps.feedback.record_answer(request_id, question, result.get("citations", []),
-                                    bool(result.get("low_confidence")), mode)
+        deps.feedback.record_answer(request_id, question, list(result.citations),
+                                    result.low_confidence, mode)
     except Exception as exc:  # the answer still goes out; the log says what was lost
         log("record_answer failed", logging.WARNING, request_id=request_id,
             error=operator_detail(exc)[:300])
@@ -128,7 +132,7 @@ def chat_work(deps) -> Work:
         result = answer_chat(req, deps.retriever, deps.chat_model, deps.spend_cap,
                              deps.settings, deps.paid)
         _record(deps, request_id, req.question, result, "chat")
-        return result
+        return result.as_dict()  # the Answer stays typed until here
     return work
 
 
@@ -153,7 +157,7 @@ def selection_work(deps) -> Work:
         tokens = check_size(req.selected_text, deps.settings.max_selection_tokens)
         result = answer_selection(req, deps.chat_model, deps.spend_cap, tokens)
         _record(deps, request_id, req.question, result, "selection")
-        return result
+        return result.as_dict()
     return work
 
 

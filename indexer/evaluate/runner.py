@@ -76,11 +76,11 @@ def ask_all(
                 question=q,
                 ranking=[str(h.payload.get("url", "")) for h in ranking],
                 pages=[str(h.payload.get("page_url", "")) for h in ranking],
-                citations=[str(c.get("url", "")) for c in result.get("citations", [])],
-                low_confidence=bool(result.get("low_confidence")),
+                citations=[str(c.get("url", "")) for c in result.citations],
+                low_confidence=result.low_confidence,
                 latency_ms=elapsed,
                 titles=[str(h.payload.get("section_title", "")) for h in ranking],
-                answer=str(result.get("answer", "")),
+                answer=result.answer,
                 held=[tuple(held_urls(h.payload)) for h in ranking],
             )
         )

@@ -39,7 +39,7 @@ def test_nothing_relevant_says_so():
     from functions.answers.finish import refusal
     from functions.answers.prompt import NOT_FOUND
 
-    assert refusal(NOT_FOUND, 0.05, [])["answer"] == "I couldn't find this in the book."
+    assert refusal(NOT_FOUND, 0.05, []).answer == "I couldn't find this in the book."
 
 
 def test_page_url_boost_and_filters(client):

@@ -183,7 +183,7 @@ def test_each_section_of_a_chunk_is_its_own_passage(fake_openai):
     llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=5.0, deadline=10.0))
     result, _ = model_answer("How do I attach the head so it can tilt?", (), [hit], llm,
                              ContentEmbedder(64), 0.8)
-    assert [c["url"] for c in result["citations"]] == ["/docs/urdf#joints"]
+    assert [c["url"] for c in result.citations] == ["/docs/urdf#joints"]
     sent = fake_openai.chat_requests[0].body["messages"][1]["content"]
     assert "[1] URDF > Links\n## Links" in sent and "[2] URDF > Links > Joints\n### Joints" in sent
 

@@ -15,14 +15,14 @@ REQ = SelectionRequest("What is jitter?", "Jitter is the variation of the loop p
 
 def test_extractive_answer_from_the_selection():
     out = answer_selection(REQ, None, None, 2000)
-    assert out["answer"] == "Jitter is the variation of the loop period [1]."
-    assert out["citations"][0]["url"] == "https://s.io/docs/loop#loop-jitter"
+    assert out.answer == "Jitter is the variation of the loop period [1]."
+    assert out.citations[0]["url"] == "https://s.io/docs/loop#loop-jitter"
 
 
 def test_refuses_beyond_the_selection():
     req = SelectionRequest("Who invented the telescope?", REQ.selected_text)
     out = answer_selection(req, None, None, 2000)
-    assert out == {"answer": NOT_IN_SELECTION, "citations": [], "confidence": 0.0,
+    assert out.as_dict() == {"answer": NOT_IN_SELECTION, "citations": [], "confidence": 0.0,
                    "low_confidence": True}
 
 
@@ -34,9 +34,9 @@ def test_token_cap():
 
 
 def test_model_reply_interpretation():
-    assert model_answer(REQ, "It varies [1][2].")["answer"] == "It varies [1]."
-    assert model_answer(REQ, "It varies.")["low_confidence"] is True
-    assert model_answer(REQ, NOT_IN_SELECTION)["citations"] == []
+    assert model_answer(REQ, "It varies [1][2].").answer == "It varies [1]."
+    assert model_answer(REQ, "It varies.").low_confidence is True
+    assert model_answer(REQ, NOT_IN_SELECTION).citations == ()
 
 
 QOS = ("Quality of Service settings decide how messages travel between nodes. Reliability can "
@@ -53,18 +53,18 @@ def test_requests_about_the_selection_get_its_key_sentences(question):
                                             "125-quality-of-service-qos-settings",
                                             "12.5 Quality of Service (QoS) Settings"),
                            None, None, 2000)
-    assert out["low_confidence"] is False and out["citations"][0]["section_title"] == (
+    assert out.low_confidence is False and out.citations[0]["section_title"] == (
         "12.5 Quality of Service (QoS) Settings")
-    sentences = [s.strip() for s in out["answer"].split("[1]") if s.strip(" .")]
+    sentences = [s.strip() for s in out.answer.split("[1]") if s.strip(" .")]
     assert 1 < len(sentences) <= 3
     positions = [QOS.index(s.strip(" .")) for s in sentences]  # whole sentences, in order
     assert positions == sorted(positions)
-    assert "[3]" not in out["answer"] and "http" not in out["answer"]
+    assert "[3]" not in out.answer and "http" not in out.answer
 
 
 def test_an_example_request_prefers_the_example():
     out = answer_selection(SelectionRequest("Give me an example", QOS), None, None, 2000)
-    assert "For example, a depth of 10 keeps ten messages [1]." in out["answer"]
+    assert "For example, a depth of 10 keeps ten messages [1]." in out.answer
 
 
 def test_label_without_heading_text_is_readable():
@@ -80,7 +80,7 @@ def test_model_sees_no_fake_markers_or_links_and_shows_none():
     sent = messages(SelectionRequest("Explain", QOS))[1]["content"]
     assert "[3]" not in sent and "https://" not in sent and sent.count("[1]") == 2
     shown = model_answer(REQ, "It varies, see [this](https://evil.example) or www.evil.example [1].")
-    assert "evil" not in shown["answer"] and shown["answer"].endswith("[1].")
+    assert "evil" not in shown.answer and shown.answer.endswith("[1].")
 
 
 def test_a_model_sentence_stating_a_number_the_selection_never_writes_is_dropped():
@@ -89,10 +89,10 @@ def test_a_model_sentence_stating_a_number_the_selection_never_writes_is_dropped
     refusal. Words are not judged (an explanation restates in plain words)."""
     true = "Jitter is how much the loop period varies [1]."
     out = model_answer(REQ, f"{true} It was first measured in 1987 [1].")
-    assert out["answer"] == true and out["citations"] and 0 < out["confidence"] < 1.0
-    assert model_answer(REQ, true)["confidence"] == 1.0
+    assert out.answer == true and out.citations and 0 < out.confidence < 1.0
+    assert model_answer(REQ, true).confidence == 1.0
     alone = model_answer(REQ, "It was first measured in 1987 [1].")
-    assert alone["answer"] == NOT_IN_SELECTION and alone["citations"] == []
+    assert alone.answer == NOT_IN_SELECTION and alone.citations == ()
 
 
 def test_a_hung_model_ends_the_selection_within_the_request_deadline(fake_openai, monkeypatch):
@@ -121,15 +121,15 @@ def test_a_selection_cut_mid_sentence_is_not_echoed_cut():
            "messages, which suits commands. Best effort drops late messages, which suits "
            "sensor streams. History keeps the last")
     out = answer_selection(SelectionRequest("Explain this passage.", cut), None, None, 2000)
-    assert out["answer"] == ("Reliable delivery retries lost messages, which suits commands [1]. "
+    assert out.answer == ("Reliable delivery retries lost messages, which suits commands [1]. "
                              "Best effort drops late messages, which suits sensor streams [1].")
     out = answer_selection(SelectionRequest("What is reliable delivery for?", cut), None, None,
                            2000)
-    assert out["answer"].startswith("Reliable delivery retries") and "History keeps" not in (
-        out["answer"])
+    assert out.answer.startswith("Reliable delivery retries") and "History keeps" not in (
+        out.answer)
     listed = "Two policies matter here:\n\n- Reliable delivery for commands\n- Best effort for streams"
     assert "Best effort for streams" in answer_selection(
-        SelectionRequest("Summarise this", listed), None, None, 2000)["answer"]
+        SelectionRequest("Summarise this", listed), None, None, 2000).answer
     piece = "retries lost messages, which suits commands"
     assert answer_selection(SelectionRequest("What does this mean?", piece), None, None,
-                            2000)["answer"] == f"{piece} [1]"
+                            2000).answer == f"{piece} [1]"
