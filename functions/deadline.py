@@ -1,9 +1,12 @@
-"""One deadline per request: the question rewrite, retrieval and the answer share it.
+"""One deadline per request, from its arrival to its reply: waiting for a turn, the limits'
+DynamoDB calls, the question rewrite, retrieval, the answer and its record all share it.
 
 Lambda stops the function at 25 s, API Gateway at 29 s and the widget at 30 s, so a request
-must end well before: every upstream call (chat completions and OpenAI query embeddings) waits
-at most what is left of REQUEST_SECONDS, retries included. The deadline travels in a context
-variable so the embedding call inside retrieval honours it without a new parameter.
+must end well before: the deadline is REQUEST_SECONDS, or what Lambda's context says is left
+less LAMBDA_MARGIN when that is shorter (`request_seconds`), and every backing call (OpenAI,
+Qdrant over REST, DynamoDB) waits at most what is left of it, retries included. The deadline
+travels in a context variable so a call deep inside retrieval honours it without a new
+parameter.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from dataclasses import dataclass, field
 
 REQUEST_SECONDS = 18.0  # rewrite + retrieval + answer + claim check; the Lambda timeout is 25 s
 REWRITE_SECONDS = 4.0  # a follow-up's rewrite may use at most this; then the heuristic query
-CHECK_RESERVE = 1.5  # kept back from the answer call for the claim check and the response
+CHECK_RESERVE = 1.5  # kept back from the answer call for the claim check, the record, the reply
+LAMBDA_MARGIN = 2.0  # kept back from Lambda's remaining time for the reply to leave
 
 
 @dataclass
@@ -33,6 +37,18 @@ class Deadline:
 
 
 _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("deadline", default=None)
+
+
+def request_seconds(lambda_context=None) -> float:
+    """The deadline of a request that has just arrived: REQUEST_SECONDS, or less when the Lambda
+    context (Mangum's scope["aws.context"]) has less time left than that plus LAMBDA_MARGIN."""
+    remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return REQUEST_SECONDS
+    try:
+        return max(0.0, min(REQUEST_SECONDS, remaining() / 1000 - LAMBDA_MARGIN))
+    except (TypeError, ValueError):
+        return REQUEST_SECONDS
 
 
 def time_left(default: float) -> float:

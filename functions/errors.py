@@ -42,3 +42,38 @@ class UpstreamError(TextbookChatError):
         super().__init__(message, detail=detail)
         self.status = status
         self.retry_after = retry_after
+
+
+class ServiceUnavailableError(TextbookChatError):
+    """A backing service other than the index failed or cannot be reached, after retries.
+    `service` is what the reader loses: "limits" (rate limits and the daily budget), "feedback"
+    (answer records and ratings), "secrets" (SSM Parameter Store, read at init). The message is
+    for the operator's log and the author's terminal (it may name a table or a region); a reader
+    gets the service's own fixed message (functions.api.http_errors)."""
+
+    service = "service"
+
+    def __init__(self, message: str = "", service: str | None = None, *,
+                 detail: str | None = None):
+        super().__init__(message, detail=detail)
+        if service:
+            self.service = service
+
+
+class SecretsUnavailable(ServiceUnavailableError):
+    """SSM throttled or could not be reached at init: the next request reads it again."""
+
+    service = "secrets"
+
+
+BUSY_MESSAGE = "The assistant is busy right now; please try again in a few seconds."
+
+
+class Busy(TextbookChatError):
+    """The request cannot be answered in its time: too many readers at once (it waited for a
+    turn past what its deadline allows, or reservations of answers still being written stand in
+    the way of the day's budget). Answered 503 `busy` with Retry-After."""
+
+    def __init__(self, message: str = BUSY_MESSAGE, retry_after: float = 5.0):
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -44,6 +44,13 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         raise ConfigError(f"{name}={raw!r} is not a number.") from None
 
 
+def allowed_origins(env: Mapping[str, str]) -> tuple[str, ...]:
+    """ALLOWED_ORIGINS as a tuple, each without a trailing slash."""
+    return tuple(
+        o.strip().rstrip("/") for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
     # vector store
@@ -87,9 +94,7 @@ class Settings:
             )
         if chat_provider == "openai" and not key:
             raise ConfigError("CHAT_PROVIDER=openai needs OPENAI_API_KEY to be set.")
-        origins = tuple(
-            o.strip().rstrip("/") for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()
-        )
+        origins = allowed_origins(env)
         return cls(
             qdrant_url=env.get("QDRANT_URL") or None,
             qdrant_api_key=env.get("QDRANT_API_KEY") or None,

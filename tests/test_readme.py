@@ -14,7 +14,7 @@ import pytest
 from functions.answers.citations import citation
 from functions.answers.types import Answer
 from functions.api import validation
-from functions.api.http_errors import ApiError
+from functions.api.http_errors import SERVICE_MESSAGES, ApiError
 from functions.search.types import SearchHit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,6 +98,7 @@ def test_every_refusal_and_error_code_is_listed(section):
     errors = set(re.findall(r'ApiError\(\s*\d{3},\s*"(\w+)"', source))
     errors |= set(re.findall(r'LimitReached\(\s*"(\w+)"', source))
     errors |= {"not_found", "method_not_allowed"}  # app._http_error's table
+    errors |= {f"{service}_unavailable" for service in SERVICE_MESSAGES}  # one per service
     assert {"not_covered", "not_mentioned"} <= refusals and {"rate_limited", "invalid_json"} <= errors
     refusal_row = _table_after(section, "| response field |")["refusal"]
     assert {c for c in refusals if f"`{c}`" not in refusal_row} == set()

@@ -23,7 +23,7 @@ from functions.answers.types import Answer, refused
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
 from functions.search.ranking import chunk_text
-from functions.services.budget import approx_tokens, reserve
+from functions.services.budget import approx_tokens, reserve, settle
 
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60
@@ -109,7 +109,7 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             return refusal(REFUSAL, min(verdict.confidence, 0.3), hits)
     finally:
         if paid:
-            spend_cap.settle(reserved, used)
+            settle(spend_cap, reserved, used)
     return finish(composed.text, composed.sources, hits, verdict.confidence)
 
 

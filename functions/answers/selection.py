@@ -16,7 +16,7 @@ from functions.answers.requests import SelectionRequest
 from functions.answers.types import Answer, answered, refused
 from functions.deadline import REQUEST_SECONDS, within
 from functions.search.sparse import terms
-from functions.services.budget import approx_tokens, reserve
+from functions.services.budget import approx_tokens, reserve, settle
 
 # Sentences of the selection
 MAX_SENTENCES = 3
@@ -229,5 +229,5 @@ def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> Answ
             completion = llm.complete(messages(req))
         used = completion.total_tokens
     finally:
-        spend_cap.settle(reserved, used)
+        settle(spend_cap, reserved, used)
     return model_answer(req, completion.text)

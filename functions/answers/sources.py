@@ -12,7 +12,7 @@ from functions.answers.citations import related_topics
 from functions.answers.confidence import assess
 from functions.answers.prompt import follow_up_context
 from functions.answers.requests import ChatRequest
-from functions.services.budget import approx_tokens, reserve
+from functions.services.budget import approx_tokens, reserve, settle
 
 MAX_SOURCES = 3
 
@@ -20,10 +20,15 @@ MAX_SOURCES = 3
 def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool) -> dict:
     """{"sources": [{title, url}]}: the best distinct sections, or [] when confidence is low."""
     context = follow_up_context(req.question, req.history)  # as /chat searches without a model
-    if paid:  # the query embeddings, when embeddings are paid for
-        reserve(spend_cap, approx_tokens(f"{req.question} {context}"))
-    hits = retriever.retrieve(req.question, req.page_url, req.filters, req.mode, req.top_k,
-                              context=context)
+    reserved = 0
+    if paid:  # the query embeddings, when embeddings are paid for: spent as reserved
+        reserved = reserve(spend_cap, approx_tokens(f"{req.question} {context}"))
+    try:
+        hits = retriever.retrieve(req.question, req.page_url, req.filters, req.mode, req.top_k,
+                                  context=context)
+    finally:
+        if reserved:
+            settle(spend_cap, reserved, reserved)
     verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
                      query=None if context else req.question)
     return {"sources": related_topics(hits, MAX_SOURCES) if verdict.level == "ok" else []}

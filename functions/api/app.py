@@ -12,10 +12,11 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from functions.api.admission import Gate
 from functions.api.crosssite import JsonCORSMiddleware, OriginRule, check_request
 from functions.api.http_errors import (
     REQUEST_ID_HEADER,
@@ -36,6 +37,7 @@ from functions.api.validation import (
     parse_json,
     selection_request,
 )
+from functions.deadline import Deadline, request_seconds, within
 from functions.errors import StoreUnavailableError
 from functions.search.contract import META_MODEL, META_SYNCED_AT
 from functions.services.budget import check_rate
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # the answer code loads on a route's first request (see below
 BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
              "sources": 64 * 1024}
 Work = Callable[[dict, str, str], dict]  # (body, client ip, request id) -> response fields
+CLIENT_CLOSED = 499  # nginx's status for a request its client abandoned; logged, never sent
 
 
 def client_ip(request: Request) -> str:
@@ -75,33 +78,49 @@ def respond(request_id: str, status: int, body: dict, headers: dict | None = Non
     return json_response({**body, "request_id": request_id}, status, request_id, headers)
 
 
-def _failure(exc: BaseException, request_id: str) -> JSONResponse:
+def _failure(exc: BaseException, request_id: str, extra: dict | None = None) -> JSONResponse:
+    """The error response for exc (`extra`: more fields for its body); logged when a 5xx."""
     try:
         err = from_exception(exc)
         if err.status >= 500:
             log("error", logging.ERROR if err.status == 500 else logging.WARNING,
                 request_id=request_id, code=err.code, error=operator_detail(exc))
-        return json_response(error_body(err, request_id), err.status, request_id,
-                             error_headers(err))
+        return json_response({**error_body(err, request_id), **(extra or {})}, err.status,
+                             request_id, error_headers(err))
     except Exception:  # the error path itself must not raise: a fixed answer, still JSON
         err = ApiError(500, "internal", "Something went wrong on our side; please try again.")
         return json_response(error_body(err, request_id), 500, request_id)
 
 
-def endpoint(deps, route: str, work: Work, threaded: bool):
+def endpoint(deps, route: str, work: Work, gate: Gate | None):
+    """The route's handler. Its deadline starts when the request arrives (functions.deadline):
+    reading the body, waiting for a turn and the work all spend from it. With a gate (a local
+    server) the work runs on a thread once the gate gives it a turn; without one (Lambda, one
+    request at a time) it runs inline, which saves anyio's thread machinery (~0.2 s of cold
+    start)."""
     async def run(request: Request) -> JSONResponse:
+        deadline = Deadline(request_seconds(request.scope.get("aws.context")))
         request_id, start = new_request_id(), time.perf_counter()
         ip = client_ip(request)
+
+        def timed_work(raw: bytes) -> dict:
+            with within(deadline):
+                return work(raw, ip, request_id)
+
         try:
             # a request another site could forge does no work at all: before limits and models
             check_request(request, request.app.state.origin_rule)
-            deps.settings  # noqa: B018 (a configuration error answers 503 on every route)
+            with within(deadline):  # settings SSM did not give yet are read again, in time
+                deps.settings  # noqa: B018 (a configuration error answers 503 on every route)
             raw = await read_body(request, BODY_CAPS[route])
-            # Lambda serves one request at a time: running inline saves anyio's thread
-            # machinery (~0.2 s of cold start); a local server keeps its loop free.
-            result = (await run_in_threadpool(work, raw, ip, request_id) if threaded
-                      else work(raw, ip, request_id))
+            if gate is None:
+                result = timed_work(raw)
+            else:
+                async with gate.turn(deadline):
+                    result = await run_in_threadpool(timed_work, raw)
             response = respond(request_id, 200, result)
+        except ClientDisconnect:  # the reader left before sending the question: not a failure
+            response = JSONResponse(None, CLIENT_CLOSED)
         except Exception as exc:  # every failure becomes JSON, never a stack trace
             response = _failure(exc, request_id)
         log("request", request_id=request_id, route=route, status=response.status_code,
@@ -173,17 +192,49 @@ def feedback_work(deps) -> Work:
     return work
 
 
-def health(deps):
+def health(deps, threaded: bool):
+    """GET /health: 200 when every service the chat routes need answers (the index, the limits'
+    and the feedback's store), else 503 with the first one's error; `services` says each."""
     async def run(request: Request) -> JSONResponse:
         request_id = new_request_id()
         try:
             s = deps.settings
-            index = index_status(deps)  # 503 index_unavailable / model_mismatch when not ready
         except Exception as exc:
             return _failure(exc, request_id)
+
+        def check() -> tuple[dict, dict, BaseException | None]:
+            with within(Deadline(request_seconds(request.scope.get("aws.context")))):
+                return service_status(deps)
+
+        index, services, error = (await run_in_threadpool(check) if threaded else check())
+        if error is not None:
+            return _failure(error, request_id, {"services": services})
         return respond(request_id, 200, {"status": "ok", "chat_provider": s.chat_provider,
-                                         "embedding_model": s.embedding_model, "index": index})
+                                         "embedding_model": s.embedding_model, "index": index,
+                                         "services": services})
     return run
+
+
+def service_status(deps) -> tuple[dict, dict, BaseException | None]:
+    """(the index's status, {service: "ok" or its error code}, the first error or None)."""
+    index: dict = {}
+    services: dict[str, str] = {}
+    first: BaseException | None = None
+
+    def probe(name: str, check: Callable[[], object]) -> None:
+        nonlocal first
+        try:
+            check()
+            services[name] = "ok"
+        except Exception as exc:  # noqa: BLE001 - reported per service
+            services[name] = from_exception(exc).code
+            first = first or exc
+
+    probe("index", lambda: index.update(index_status(deps)))
+    probe("limits", lambda: [getattr(x, "check", lambda: None)()
+                             for x in (deps.rate_limiter, deps.spend_cap)])
+    probe("feedback", lambda: getattr(deps.feedback, "check", lambda: None)())
+    return index, services, first
 
 
 def index_status(deps) -> dict:
@@ -213,18 +264,20 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
                cors_origin_regex: str | None = None, threaded: bool = True) -> Starlette:
     """routes: "chat" (/chat, /sources, /feedback, /health), "selection" (/selection) or "all".
     CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex.
-    threaded=False runs the blocking work inline (Lambda: one request per container)."""
+    threaded=False runs the blocking work inline (Lambda: one request per container); True runs
+    it on threads behind a gate (functions.api.admission) that answers 503 busy past capacity."""
     configure_logging()
+    gate = Gate() if threaded else None  # one for all routes: they share the threads and CPUs
     table = []
     if routes in ("chat", "all"):
-        table += [Route("/chat", endpoint(deps, "chat", chat_work(deps), threaded), methods=["POST"]),
-                  Route("/feedback", endpoint(deps, "feedback", feedback_work(deps), threaded),
+        table += [Route("/chat", endpoint(deps, "chat", chat_work(deps), gate), methods=["POST"]),
+                  Route("/feedback", endpoint(deps, "feedback", feedback_work(deps), gate),
                         methods=["POST"]),
-                  Route("/sources", endpoint(deps, "sources", sources_work(deps), threaded),
+                  Route("/sources", endpoint(deps, "sources", sources_work(deps), gate),
                         methods=["POST"]),
-                  Route("/health", health(deps), methods=["GET"])]
+                  Route("/health", health(deps, threaded), methods=["GET"])]
     if routes in ("selection", "all"):
-        table.append(Route("/selection", endpoint(deps, "selection", selection_work(deps), threaded),
+        table.append(Route("/selection", endpoint(deps, "selection", selection_work(deps), gate),
                            methods=["POST"]))
     if not table:
         raise ValueError(f"routes={routes!r}: use chat, selection or all")

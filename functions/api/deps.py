@@ -8,17 +8,20 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 
 from functions.api.http_errors import register_sensitive, register_sensitive_env
-from functions.errors import ConfigError
+from functions.errors import ConfigError, SecretsUnavailable
 from functions.services.feedback import make_feedback_store
 from functions.services.ratelimit import make_limits
 from functions.services.ssm import with_ssm
 from functions.settings import Settings
+from functions.settings import allowed_origins as origins_in
 from functions.tokens import common_words
 
 _UNSET = object()
+RECHECK_SECONDS = 60.0  # a parameter SSM refused is asked for again after this long
 
 
 class Deps:
@@ -26,10 +29,15 @@ class Deps:
 
     def __init__(self, settings: Settings | None = None, *, config_error: str | None = None,
                  env: Mapping[str, str] | None = None, search=None, embedder=None,
-                 chat_model=_UNSET, rate_limiter=None, spend_cap=None, feedback=None):
+                 chat_model=_UNSET, rate_limiter=None, spend_cap=None, feedback=None,
+                 clock: Callable[[], float] = time.monotonic):
         self._settings = settings
         self.config_error = config_error
         self.env = os.environ if env is None else env
+        self._clock = clock
+        self._source: Mapping[str, str] | None = None  # from_env: read again after a failure
+        self._error_type: type[Exception] = ConfigError
+        self._retry_at: float | None = None
         self._given = {"search": search, "embedder": embedder, "rate_limiter": rate_limiter,
                        "spend_cap": spend_cap, "feedback": feedback}
         if chat_model is not _UNSET:
@@ -43,14 +51,41 @@ class Deps:
                                settings.qdrant_url, settings.qdrant_api_key, settings.qdrant_path)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **given) -> Deps:
-        """Never raises: a configuration error is kept and answered as a 503 by every route."""
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str] | None = None, *,
+                 clock: Callable[[], float] = time.monotonic, **given) -> Deps:
+        """Never raises: a configuration error is kept and answered as a 503 by every route.
+        What SSM did not give is asked for again: at the next request when SSM was throttled
+        or out of reach, after RECHECK_SECONDS when it refused (a parameter may be created or a
+        permission granted without a redeploy). The environment itself never changes."""
+        deps = cls(env=os.environ if env is None else env, clock=clock, **given)
+        deps._source = deps.env
+        deps._load()
+        return deps
+
+    def _load(self) -> None:
         try:
-            env = with_ssm(env)  # secrets named by `*_SSM` variables, read once (deployed stack)
-            return cls(Settings.from_env(env), env=env, **given)
+            env = with_ssm(self._source)  # secrets named by `*_SSM` variables (deployed stack)
+        except SecretsUnavailable as exc:
+            self._failed(exc, retry_in=0.0)
+            return
         except ConfigError as exc:
-            return cls(Settings(), config_error=str(exc), env=env, **given)
+            self._failed(exc, retry_in=RECHECK_SECONDS)
+            return
+        try:
+            settings = Settings.from_env(env)
+        except ConfigError as exc:
+            self._failed(exc, retry_in=None)
+            return
+        self.env, self._settings, self.config_error, self._retry_at = env, settings, None, None
+        register_sensitive_env(env)
+        register_sensitive(settings.openai_api_key, settings.openai_base_url, settings.qdrant_url,
+                           settings.qdrant_api_key, settings.qdrant_path)
+
+    def _failed(self, exc: Exception, retry_in: float | None) -> None:
+        # the sites the app allows are known without SSM: CORS is set up once, at create_app
+        self._settings = Settings(allowed_origins=origins_in(self._source or {}))
+        self.config_error, self._error_type = str(exc), type(exc)
+        self._retry_at = None if retry_in is None else self._clock() + retry_in
 
     def warm(self, routes: str = "chat") -> None:
         """Build at init what the first request would: clients, the model side, the tokenizer.
@@ -81,8 +116,13 @@ class Deps:
 
     @property
     def settings(self) -> Settings:
+        if self.config_error and self._retry_at is not None and self._clock() >= self._retry_at:
+            with self._lock:  # one request reads again; the others wait for its result
+                if self.config_error and self._retry_at is not None \
+                        and self._clock() >= self._retry_at:
+                    self._load()
         if self.config_error:
-            raise ConfigError(self.config_error)
+            raise self._error_type(self.config_error)
         return self._settings or Settings()
 
     @property

@@ -18,9 +18,11 @@ import uuid
 from starlette.responses import JSONResponse
 
 from functions.errors import (
+    Busy,
     ConfigError,
     LimitReached,
     ModelMismatchError,
+    ServiceUnavailableError,
     StoreUnavailableError,
     TextbookChatError,
     UpstreamError,
@@ -42,6 +44,17 @@ _PATTERNS = (
 SENSITIVE_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "QDRANT_API_KEY",
                  "QDRANT_PATH", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                  "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB")
+
+
+# What a reader is told when a backing service other than the index is down: one fixed message
+# per service (its own text names tables and regions, so it goes to the operator's log only).
+SERVICE_MESSAGES = {
+    "limits": "The assistant cannot check this site's usage limits right now, so it is not "
+              "answering; please try again in a minute.",
+    "feedback": "Your rating could not be saved right now; please try again in a minute.",
+    "secrets": "The assistant cannot read its keys right now; please try again in a minute.",
+}
+SERVICE_RETRY_AFTER = 30
 
 
 class ApiError(Exception):
@@ -89,6 +102,12 @@ def from_exception(exc: BaseException) -> ApiError:
         return exc
     if isinstance(exc, LimitReached):
         return ApiError(429, exc.code, str(exc), retry_after=exc.retry_after)
+    if isinstance(exc, Busy):
+        return ApiError(503, "busy", str(exc), retry_after=exc.retry_after)
+    if isinstance(exc, ServiceUnavailableError):
+        return ApiError(503, f"{exc.service}_unavailable", SERVICE_MESSAGES.get(
+            exc.service, "A service the assistant needs is unavailable; please try again in a "
+                         "minute."), retry_after=SERVICE_RETRY_AFTER)
     if isinstance(exc, ModelMismatchError):
         return ApiError(503, "model_mismatch", str(exc))
     if isinstance(exc, StoreUnavailableError):

@@ -53,6 +53,17 @@ def server_failed(status: int, detail: str) -> StoreUnavailableError:
     return StoreUnavailableError(f"Qdrant failed (HTTP {status}).", detail=detail)
 
 
+def not_qdrant(detail: str) -> StoreUnavailableError:
+    """A reply that is not Qdrant's JSON (a proxy's error page, a login wall)."""
+    return StoreUnavailableError("Qdrant sent a reply that is not its JSON: check that QDRANT_URL "
+                                 "is the Qdrant server's address.", detail=detail)
+
+
+def out_of_time() -> StoreUnavailableError:
+    return StoreUnavailableError("Qdrant did not answer in the request's time: check that the "
+                                 "cluster behind QDRANT_URL is running.")
+
+
 def search_failed(exc: Exception) -> StoreUnavailableError:
     return StoreUnavailableError("Qdrant search failed.", detail=str(exc))
 

@@ -12,12 +12,16 @@ from urllib.parse import quote
 
 import httpx
 
+from functions.deadline import time_left
+from functions.errors import Busy
 from functions.search.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.search.qdrant_access import (
     QUERY,
     RETRY_STATUSES,
     collection_missing,
     key_refused,
+    not_qdrant,
+    out_of_time,
     server_failed,
     unreachable,
 )
@@ -36,15 +40,26 @@ class QdrantHttp:
         self.url = url.rstrip("/")
         self.collection = collection
         self.retries = retries
+        self.timeout = timeout
         headers = {"api-key": api_key} if api_key else {}
         self.client = make_client(self.url, headers=headers, transport=transport,
                                    timeout=httpx.Timeout(timeout, connect=min(timeout, QUERY.connect)))
 
     def _request(self, method: str, path: str, body: dict | None = None) -> httpx.Response:
+        """The response, retried on 429/5xx and dropped connections within what is left of the
+        request's deadline (functions.deadline)."""
+        start, budget = time.monotonic(), time_left(float("inf"))
         for attempt in range(self.retries + 1):
+            left = budget - (time.monotonic() - start)
+            if left < 0.05:
+                if attempt == 0:
+                    raise Busy()
+                break
             last = attempt == self.retries
             try:
-                response = self.client.request(method, self.url + path, json=body)
+                response = self.client.request(
+                    method, self.url + path, json=body,
+                    timeout=httpx.Timeout(min(self.timeout, left), connect=min(QUERY.connect, left)))
             except httpx.HTTPError as exc:
                 if last:
                     raise unreachable(exc) from None
@@ -52,7 +67,17 @@ class QdrantHttp:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
             time.sleep(QUERY.pause(attempt))
-        raise AssertionError("unreachable")
+        raise out_of_time()
+
+    @staticmethod
+    def _json(response: httpx.Response) -> dict:
+        try:
+            data = response.json()
+        except ValueError:  # a proxy's error page, a login wall: not Qdrant
+            raise not_qdrant(response.text[:200]) from None
+        if not isinstance(data, dict):
+            raise not_qdrant(response.text[:200])
+        return data
 
     def collection_meta(self) -> dict:
         return self._collection()[0]
@@ -67,7 +92,7 @@ class QdrantHttp:
         if response.status_code == 404:
             raise collection_missing(self.collection)
         self._check(response)
-        result = response.json().get("result") or {}
+        result = self._json(response).get("result") or {}
         return dict((result.get("config") or {}).get("metadata") or {}), result
 
     def search(self, dense: Sequence[float], sparse: SparseVec, limit: int,
@@ -76,7 +101,7 @@ class QdrantHttp:
         response = self._request(
             "POST", f"/collections/{quote(self.collection, safe='')}/points/query", body)
         self._check(response)
-        points = (response.json().get("result") or {}).get("points") or []
+        points = (self._json(response).get("result") or {}).get("points") or []
         return rank(dense, sparse, mode, (
             (p["id"], p.get("score") or 0.0, (p.get("vector") or {}).get(DENSE_VECTOR),
              ((p.get("vector") or {}).get(SPARSE_VECTOR) or {}).get("indices") or (),
@@ -90,7 +115,7 @@ class QdrantHttp:
             raise key_refused()
         try:
             detail = response.json().get("status", {}).get("error") or response.text[:200]
-        except ValueError:
+        except (ValueError, AttributeError):
             detail = response.text[:200]
         raise server_failed(response.status_code, detail)
 

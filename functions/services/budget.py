@@ -1,9 +1,13 @@
 """Per-client rate limits and the deployment's daily token budget: LimitReached when one is used
-up (the edge answers it as a 429 with Retry-After, functions.api.http_errors.from_exception)."""
+up (the edge answers it as a 429 with Retry-After, functions.api.http_errors.from_exception), Busy
+when only the reservations of answers still being written stand in the way (a 503 with a
+Retry-After of seconds)."""
 
 from __future__ import annotations
 
-from functions.errors import LimitReached
+import logging
+
+from functions.errors import Busy, LimitReached, TextbookChatError
 
 
 def approx_tokens(text: str) -> int:
@@ -25,15 +29,27 @@ def check_rate(limiter, client_id: str) -> None:
 
 def reserve(spend_cap, tokens: int) -> int:
     """Reserve tokens from the daily budget; returns what was reserved (settle it later)."""
-    wait = spend_cap.reserve(tokens)
-    if wait is not None:
-        raise LimitReached(
-            "daily_budget",
-            f"The assistant has used up today's budget for this site; it will answer again in "
-            f"about {_human(wait)}.",
-            retry_after=wait,
-        )
-    return tokens
+    refusal = spend_cap.reserve(tokens)
+    if refusal is None:
+        return tokens
+    if refusal.in_flight:
+        raise Busy(retry_after=refusal.wait)
+    raise LimitReached(
+        "daily_budget",
+        f"The assistant has used up today's budget for this site; it will answer again in "
+        f"about {_human(refusal.wait)}.",
+        retry_after=refusal.wait,
+    )
+
+
+def settle(spend_cap, reserved: int, used: int) -> None:
+    """End a reservation with what was used. Best effort: the answer (or its error) still goes
+    out when the counter cannot be corrected; a reservation never settled counts as spent."""
+    try:
+        spend_cap.settle(reserved, used)
+    except TextbookChatError as exc:  # the app's JSON log line, redacted by its formatter
+        logging.getLogger("textbook_chat").warning("settle failed", extra={"fields": {
+            "reserved": reserved, "used": used, "error": f"{type(exc).__name__}: {exc}"}})
 
 
 def _human(seconds: float) -> str:

@@ -20,19 +20,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from functions.errors import StoreUnavailableError
+from functions.deadline import time_left
+from functions.errors import Busy, ConfigError, ServiceUnavailableError
 
 TARGET_PREFIX = "DynamoDB_20120810."
 CONTENT_TYPE = "application/x-amz-json-1.0"
+MIN_CALL_SECONDS = 0.05  # a try with less time left than this is not started
 _RETRYABLE = {"ThrottlingException", "ProvisionedThroughputExceededException",
               "RequestLimitExceeded", "InternalServerError", "ServiceUnavailable"}
 
 
-class DynamoError(StoreUnavailableError):
-    """DynamoDB refused or could not be reached; `code` is its error type (e.g. ResourceNotFound)."""
+class DynamoError(ServiceUnavailableError):
+    """DynamoDB refused or could not be reached; `code` is its error type (e.g. ResourceNotFound)
+    and `service` what the call was for (limits, feedback: each has its own HTTP error)."""
 
-    def __init__(self, message: str, code: str = "", *, detail: str | None = None):
-        super().__init__(message, detail=detail)
+    def __init__(self, message: str, code: str = "", *, service: str = "dynamodb",
+                 detail: str | None = None):
+        super().__init__(message, service, detail=detail)
         self.code = code
 
 
@@ -112,9 +116,9 @@ class CredentialSource:
 
         found = botocore.session.get_session().get_credentials()
         if found is None:
-            raise DynamoError("No AWS credentials found for DynamoDB: set AWS_PROFILE or "
+            raise ConfigError("No AWS credentials found for DynamoDB: set AWS_PROFILE or "
                               "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or unset DYNAMODB_TABLE "
-                              "to keep limits and feedback on this machine.", "NoCredentials")
+                              "to keep limits and feedback on this machine.")
         f = found.get_frozen_credentials()
         return Credentials(f.access_key, f.secret_key, f.token, time.time() + 900)
 
@@ -131,6 +135,7 @@ class DynamoClient:
         self.region = region
         self.endpoint = endpoint or f"https://dynamodb.{region}.amazonaws.com"
         self.attempts = attempts
+        self.timeout = timeout
         self.http = make_client(self.endpoint, timeout=httpx.Timeout(timeout, connect=2.0))
         self.credentials = CredentialSource(os.environ if env is None else env, self.http)
 
@@ -139,27 +144,40 @@ class DynamoClient:
         env = os.environ if env is None else env
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if not region:
-            raise DynamoError("DYNAMODB_TABLE is set but no AWS region is: set AWS_REGION "
-                              "(Lambda sets it for you).", "NoRegion")
+            raise ConfigError("DYNAMODB_TABLE is set but no AWS region is: set AWS_REGION "
+                              "(Lambda sets it for you).")
         endpoint = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
         return cls(region, endpoint, env)
 
-    def call(self, op: str, payload: dict) -> dict:
+    def call(self, op: str, payload: dict, use: str = "dynamodb") -> dict:
+        """The operation's reply. Throttling and 5xx are retried with backoff, within what is
+        left of the request's deadline (functions.deadline); a failure is a DynamoError for
+        `use` (limits, feedback), a deadline already past before the first try is Busy."""
         import httpx
 
         body = json.dumps(payload).encode()
         headers = {"content-type": CONTENT_TYPE, "x-amz-target": TARGET_PREFIX + op}
+        start, budget = time.monotonic(), time_left(float("inf"))
         for attempt in range(self.attempts):
-            amz_date = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            signed = sign("POST", self.endpoint + "/", headers, body, self.credentials.get(),
-                          self.region, "dynamodb", amz_date)
+            left = budget - (time.monotonic() - start)
+            if left < MIN_CALL_SECONDS:
+                if attempt == 0:
+                    raise Busy()
+                raise DynamoError(f"DynamoDB did not answer {op} in the request's time.",
+                                  "Deadline", service=use)
             last = attempt == self.attempts - 1
             try:
-                r = self.http.post(self.endpoint + "/", content=body, headers=signed)
+                creds = self.credentials.get()
+                amz_date = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+                signed = sign("POST", self.endpoint + "/", headers, body, creds, self.region,
+                              "dynamodb", amz_date)
+                r = self.http.post(self.endpoint + "/", content=body, headers=signed,
+                                   timeout=httpx.Timeout(min(self.timeout, left),
+                                                         connect=min(2.0, left)))
             except httpx.HTTPError as exc:
                 if last:
                     raise DynamoError("DynamoDB cannot be reached; check AWS_REGION and "
-                                      "AWS_ENDPOINT_URL_DYNAMODB.", "Unreachable",
+                                      "AWS_ENDPOINT_URL_DYNAMODB.", "Unreachable", service=use,
                                       detail=f"{self.endpoint}: {exc}") from None
             else:
                 if r.status_code == 200:
@@ -168,10 +186,14 @@ class DynamoClient:
                 code = str(data.get("__type", "")).rsplit("#", 1)[-1] or f"HTTP{r.status_code}"
                 message = data.get("message") or data.get("Message") or r.text[:200]
                 if code == "ConditionalCheckFailedException":
-                    raise ConditionFailed(message, code)
+                    raise ConditionFailed(message, code, service=use)
                 if last or not (code in _RETRYABLE or r.status_code >= 500):
-                    raise _error(code, message, payload.get("TableName", ""), self.region)
-            time.sleep(0.05 * 2**attempt * (1 + random.random()))
+                    raise _error(code, message, payload.get("TableName", ""), self.region, use)
+            pause = 0.05 * 2**attempt * (1 + random.random())
+            if budget - (time.monotonic() - start) - pause < MIN_CALL_SECONDS:
+                raise DynamoError(f"DynamoDB failed {op} and the request had no time to try "
+                                  "again.", "Deadline", service=use)
+            time.sleep(pause)
         raise AssertionError("unreachable")
 
 
@@ -183,15 +205,18 @@ def _json(r) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _error(code: str, message: str, table: str, region: str) -> DynamoError:
+def _error(code: str, message: str, table: str, region: str, use: str) -> DynamoError:
+    """The error for the author's terminal and the operator's log (a reader never sees it)."""
     if code == "ResourceNotFoundException":
         return DynamoError(f"The DynamoDB table {table!r} does not exist in {region}: deploy the "
-                           "stack (`serverless deploy`) or fix DYNAMODB_TABLE/AWS_REGION.", code)
+                           "stack (`serverless deploy`) or fix DYNAMODB_TABLE/AWS_REGION.", code,
+                           service=use)
     if code in ("AccessDeniedException", "UnrecognizedClientException",
                 "InvalidSignatureException", "ExpiredTokenException"):
         return DynamoError(f"DynamoDB refused the credentials ({code}): check the function's "
-                           f"IAM role allows this table {table!r}.", code, detail=message)
-    return DynamoError(f"DynamoDB failed ({code}).", code, detail=message)
+                           f"IAM role allows this table {table!r}.", code, service=use,
+                           detail=message)
+    return DynamoError(f"DynamoDB failed ({code}).", code, service=use, detail=message)
 
 
 _shared_lock = threading.Lock()

@@ -98,7 +98,7 @@ class DynamoFeedbackStore:
 
     def record_answer(self, request_id, question, citations, low_confidence, mode) -> None:
         now = self.clock()
-        self.client.call("PutItem", {"TableName": self.table, "Item": {
+        self.client.call("PutItem", use="feedback", payload={"TableName": self.table, "Item": {
             "pk": {"S": f"answer#{request_id}"}, "sk": {"S": "answer"},
             "day": {"S": _iso(now)[:10]}, "created_at": {"S": _iso(now)},
             "question": {"S": question[:MAX_TEXT] or " "},
@@ -111,7 +111,7 @@ class DynamoFeedbackStore:
         values = {":r": {"S": rating}, ":t": {"S": _iso(self.clock())},
                   ":c": {"S": comment[:MAX_TEXT]} if comment else {"NULL": True}}
         try:
-            self.client.call("UpdateItem", {
+            self.client.call("UpdateItem", use="feedback", payload={
                 "TableName": self.table,
                 "Key": {"pk": {"S": f"answer#{request_id}"}, "sk": {"S": "answer"}},
                 "UpdateExpression": "SET rating = :r, #c = :c, feedback_at = :t",
@@ -122,6 +122,11 @@ class DynamoFeedbackStore:
         except ConditionFailed:
             return False
         return True
+
+    def check(self) -> None:
+        """Raises when the table cannot be read (GET /health)."""
+        self.client.call("GetItem", {"TableName": self.table, "Key": {
+            "pk": {"S": "answer#health"}, "sk": {"S": "answer"}}}, use="feedback")
 
     def answers(self, since: float) -> Iterator[dict]:
         """Newest first, one Query per day on the `by_day` index (the author's credentials)."""
@@ -136,7 +141,7 @@ class DynamoFeedbackStore:
                                                      ":s": {"S": _iso(since)}}}
                 if start:
                     req["ExclusiveStartKey"] = start
-                page = self.client.call("Query", req)
+                page = self.client.call("Query", req, use="feedback")
                 yield from (_from_item(i) for i in page.get("Items", []))
                 start = page.get("LastEvaluatedKey")
                 if not start:

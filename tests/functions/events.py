@@ -30,3 +30,20 @@ def function_url(path: str, body: dict | str | None, method: str = "POST",
                              host=URL_HOST, api_id="x7abc", account_id="anonymous",
                              user_agent="curl/8.0", request_id="b2c3-d4e5", epoch_ms=WHEN_MS,
                              route_key="$default")
+
+
+class LambdaContext:
+    """The context object Lambda passes beside the event: its clock runs from creation, as a
+    function's remaining time does from the start of the invocation."""
+
+    def __init__(self, timeout_seconds: float = 25.0, function_name: str = "textbook-chat-ci-chat"):
+        import time
+
+        self._clock = time.monotonic
+        self._ends = self._clock() + timeout_seconds
+        self.function_name = function_name
+        self.aws_request_id = "5d2b1f9e-1c1e-4f3b-9d6f-0c3b6a1e2f40"
+        self.memory_limit_in_mb = 1024
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._ends - self._clock()) * 1000))

@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from functions.errors import ConfigError
 from functions.services.dynamo import Credentials, CredentialSource, DynamoClient, DynamoError, sign
 from tests.ports import POLL_SECONDS
 
@@ -109,5 +110,5 @@ def test_environment_credentials_come_first():
 
 
 def test_no_region_is_a_clear_error():
-    with pytest.raises(DynamoError, match="AWS_REGION"):
+    with pytest.raises(ConfigError, match="AWS_REGION"):  # the reader is told: misconfigured
         DynamoClient.from_env({"AWS_ACCESS_KEY_ID": "a"})

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 import threading
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,14 +10,16 @@ import pytest
 
 from functions.services.dynamo import DynamoClient, DynamoError
 from functions.services.ratelimit import (
+    HOLD_SECONDS,
     DynamoRateLimiter,
     DynamoSpendCap,
     MemoryRateLimiter,
     MemorySpendCap,
+    Refusal,
     make_limits,
 )
 from functions.settings import Settings
-from tests.ports import POLL_SECONDS
+from tests.fakes.aws import MotoServer, create_table
 
 T0 = datetime(2026, 3, 14, 12, 0, 0, tzinfo=UTC).timestamp()  # a minute and a day start
 
@@ -34,55 +34,17 @@ class Clock:
 
 @pytest.fixture(scope="session")
 def dynamo_endpoint():
-    """moto's DynamoDB over HTTP on 127.0.0.1. moto updates items read-modify-write without a
-    lock, so requests are served one at a time, as DynamoDB serialises writes to one item; the
-    clients stay concurrent, which is what the limiter code must survive."""
+    """moto's DynamoDB over HTTP on 127.0.0.1 (tests/fakes/aws.py): one request at a time, as
+    DynamoDB serialises writes to one item; the clients stay concurrent, which is what the
+    limiter code must survive."""
     pytest.importorskip("flask", reason="moto's server needs moto[server] (flask)")
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-    from werkzeug.serving import make_server
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    inner, lock = DomainDispatcherApplication(create_backend_app), threading.Lock()
-
-    def serial(environ, start_response):
-        with lock:
-            return list(inner(environ, start_response))
-
-    server = make_server("127.0.0.1", 0, serial, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(5)
+    with MotoServer() as server:
+        yield server.endpoint
 
 
 def aws_env(endpoint: str) -> dict[str, str]:
     return {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_REGION": "eu-west-1", "AWS_ENDPOINT_URL": endpoint}
-
-
-def create_table(endpoint: str, name: str | None = None) -> str:
-    """The table serverless.yml declares: pk/sk strings, pay per request, TTL on expires_at,
-    the sparse `by_day` index of answer records."""
-    import boto3
-
-    name = name or f"tc-{uuid.uuid4().hex[:8]}"
-    b = boto3.client("dynamodb", endpoint_url=endpoint, region_name="eu-west-1",
-                     aws_access_key_id="testing", aws_secret_access_key="testing")
-    b.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                   {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
-                              for n in ("pk", "sk", "day", "created_at")],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "by_day", "Projection": {"ProjectionType": "ALL"},
-            "KeySchema": [{"AttributeName": "day", "KeyType": "HASH"},
-                          {"AttributeName": "created_at", "KeyType": "RANGE"}]}],
-    )
-    b.update_time_to_live(TableName=name, TimeToLiveSpecification={
-        "Enabled": True, "AttributeName": "expires_at"})
-    return name
 
 
 def scan(endpoint: str, table: str) -> list[dict]:
@@ -157,15 +119,47 @@ def test_spend_cap_reserve_settle_and_reset(limits):
     clock = Clock(T0 + 3600)
     _, cap = limits(10, 10, 1000, clock)
     assert cap.reserve(600) is None
-    assert cap.reserve(500) == 11 * 3600  # 1100 > 1000: refused until midnight
-    cap.settle(600, 200)  # the model used less: 200 booked
-    assert cap.reserve(800) is None  # exactly the budget
-    assert cap.reserve(1) is not None
-    cap.settle(800, 900)  # used more than reserved: counted, over budget
-    assert cap.reserve(1) is not None
-    assert cap.reserve(5000) is not None  # more than a whole day's budget
+    cap.settle(600, 600)  # the model used all of it
+    assert cap.reserve(500) == Refusal(11 * 3600)  # 1100 > 1000: refused until midnight
+    assert cap.reserve(300) is None
+    cap.settle(300, 0)  # the model used none of it: given back
+    assert cap.reserve(400) is None  # exactly the budget
+    assert cap.reserve(1) == Refusal(5, in_flight=True)  # 400 of it still in flight
+    cap.settle(400, 500)  # used more than reserved: counted, over budget
+    assert cap.reserve(1) == Refusal(11 * 3600)
+    assert cap.reserve(5000) == Refusal(11 * 3600)  # more than a whole day's budget
     clock.now = T0 + 12 * 3600
     assert cap.reserve(1000) is None
+
+
+def test_reservations_in_flight_are_not_the_day_s_spending(limits):
+    """A burst near the cap: what requests still running have reserved (most of which they will
+    give back) is not 'used up for hours'. The reader is asked to try again in a few seconds,
+    and answered once those requests settle; the cap itself stays exact."""
+    clock = Clock(T0 + 3600)
+    _, cap = limits(10, 10, 1000, clock)
+    assert cap.reserve(200) is None
+    cap.settle(200, 200)  # spent: 200
+    held = [cap.reserve(250) for _ in range(3)]  # three answers on their way: 750 reserved
+    assert held == [None, None, None]
+    refusal = cap.reserve(300)
+    assert refusal == Refusal(5, in_flight=True)  # 200 spent + 300 fits; the holds are in the way
+    for _ in range(3):
+        cap.settle(250, 60)  # each used far less than it reserved
+    assert cap.reserve(300) is None  # 200 + 180 + 300 <= 1000
+    cap.settle(300, 300)
+    assert cap.reserve(400) == Refusal(11 * 3600)  # 680 spent: truly over for today
+
+
+def test_a_reservation_never_settled_counts_as_spent_once_its_request_is_over(limits):
+    """A request killed before it settled (a Lambda timed out) leaves its reservation behind:
+    after the longest a request may live it is spending, not a reason to say 'busy'."""
+    clock = Clock(T0 + 3600)
+    _, cap = limits(10, 10, 1000, clock)
+    assert cap.reserve(900) is None  # never settled
+    assert cap.reserve(200) == Refusal(5, in_flight=True)
+    clock.now += HOLD_SECONDS + 1
+    assert cap.reserve(200) == Refusal(11 * 3600 - HOLD_SECONDS - 1)
 
 
 def test_concurrent_reservations_stay_within_budget(limits):

@@ -61,8 +61,10 @@ def test_dynamodb_endpoint_and_aws_keys_never_show(book_settings, log_lines):
                 embedder=ContentEmbedder(DIM))
     r = TestClient(create_app(deps, "all")).post("/feedback", json={"request_id": "x",
                                                                     "rating": "up"})
-    assert r.status_code == 503 and "DynamoDB cannot be reached" in r.text
-    _assert_clean(r.text)
+    assert r.status_code == 503 and r.json()["error"]["code"] == "limits_unavailable"
+    _assert_clean(r.text, "DynamoDB", "eu-west-1")
+    [error] = [line for line in log_lines() if line["msg"] == "error"]
+    assert "DynamoDB cannot be reached" in error["error"]  # the operator's log says which
     _assert_clean(json.dumps(log_lines()))
 
 

@@ -1,0 +1,149 @@
+"""One deadline per request, from its arrival to its reply: the limits' DynamoDB calls, the
+search, the model and the answer record all spend from it, and it ends before Lambda stops the
+function. The real app under Mangum fed API Gateway events with a Lambda context, moto's
+DynamoDB made slow, the fake OpenAI server made to hang."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from mangum import Mangum
+
+from functions.api.app import create_app
+from functions.api.deps import Deps
+from functions.deadline import LAMBDA_MARGIN, REQUEST_SECONDS, request_seconds
+from functions.search.qdrant_http import QdrantHttp
+from functions.services.dynamo import DynamoClient
+from functions.services.openai_http import OpenAIChat, OpenAIHttp
+from functions.services.ratelimit import DynamoSpendCap
+from tests.fakes.aws import MotoServer, create_table
+from tests.fakes.embedder import ContentEmbedder
+from tests.functions.conftest import DIM
+from tests.functions.events import LambdaContext, http_api_v2
+from tests.ports import POLL_SECONDS
+
+QUESTION = {"question": "How do I measure loop jitter?"}
+
+
+@pytest.fixture(scope="module")
+def aws():
+    pytest.importorskip("flask", reason="moto's server needs moto[server] (flask)")
+    with MotoServer() as server:
+        yield server
+
+
+def _chat_function(aws, settings, store, llm, **given):
+    table = create_table(aws.endpoint)
+    deps = Deps(settings.with_(dynamodb_table=table, chat_provider="openai",
+                               openai_api_key="sk-deadline"),
+                env=aws.env(), search=store, embedder=ContentEmbedder(DIM), chat_model=llm,
+                **given)
+    return Mangum(create_app(deps, "chat", threaded=False), lifespan="off"), table
+
+
+def test_the_deadline_is_shorter_than_the_function_s_time():
+    assert REQUEST_SECONDS + LAMBDA_MARGIN <= 25  # serverless.yml: timeout 25
+    assert request_seconds(LambdaContext(25)) == REQUEST_SECONDS
+    assert request_seconds(LambdaContext(6)) == pytest.approx(6 - LAMBDA_MARGIN, abs=0.05)
+    assert request_seconds(None) == REQUEST_SECONDS  # serve, ask: no Lambda context
+
+
+def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopped(
+        aws, book_settings, book_store, fake_openai):
+    """DynamoDB at 1.2 s a call (two limit counters, the reservation, its settling, the answer
+    record) and a model that never replies, in a function with 8 s to live: the reader gets a
+    reply, not Lambda's timeout."""
+    fake_openai.delay_next(120, times=5, endpoint="chat")
+    llm = OpenAIChat(OpenAIHttp("sk-deadline", fake_openai.base_url))
+    handler, _ = _chat_function(aws, book_settings, book_store, llm)
+    aws.slow(1.2, target="DynamoDB_")
+    try:
+        context = LambdaContext(8.0)
+        start = time.monotonic()
+        response = handler(http_api_v2("/chat", QUESTION), context)
+        took = time.monotonic() - start
+    finally:
+        aws.clear()
+    body = json.loads(response["body"])
+    assert response["statusCode"] in (502, 503), body
+    assert body["error"]["code"] in ("upstream_error", "busy")
+    assert took <= 8.0 - LAMBDA_MARGIN + 0.5, took  # the deadline, not Lambda, ended it
+    assert context.get_remaining_time_in_millis() > 1000
+
+
+def test_a_request_that_waited_past_its_deadline_does_no_work(aws, book_settings, book_store,
+                                                               fake_openai):
+    """A function with almost no time left answers 503 busy at once: no DynamoDB call, no model."""
+    llm = OpenAIChat(OpenAIHttp("sk-deadline", fake_openai.base_url))
+    handler, _ = _chat_function(aws, book_settings, book_store, llm)
+    calls = len(aws.calls)
+    response = handler(http_api_v2("/chat", QUESTION), LambdaContext(LAMBDA_MARGIN + 0.01))
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"])["error"]["code"] == "busy"
+    assert int(response["headers"]["retry-after"]) >= 1
+    assert len(aws.calls) == calls and not fake_openai.chat_requests
+
+
+def test_a_reservation_in_flight_is_busy_not_the_day_s_budget(aws, book_settings, book_store,
+                                                               fake_openai):
+    """Another container's answer is under way with most of the day's budget reserved: the next
+    reader is asked to come back in seconds (503 busy), not told the budget is gone for hours.
+    When it settles, the reader is answered; when the day is really spent, 429 daily_budget."""
+    llm = OpenAIChat(OpenAIHttp("sk-deadline", fake_openai.base_url))
+    budget = 10_000
+    handler, table = _chat_function(aws, book_settings.with_(daily_token_budget=budget),
+                                    book_store, llm)
+    other = DynamoSpendCap(DynamoClient.from_env(aws.env()), table, budget)
+    assert other.reserve(budget - 2000) is None  # an answer in flight elsewhere
+    response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 503 and body["error"]["code"] == "busy", body
+    assert 1 <= int(response["headers"]["retry-after"]) <= 30
+    other.settle(budget - 2000, 500)  # it used 500 tokens
+    response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
+    assert response["statusCode"] == 200, response["body"]
+    assert other.reserve(budget - 2000) is None
+    other.settle(budget - 2000, budget - 2000)  # now the day is spent
+    response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 429 and body["error"]["code"] == "daily_budget", body
+    assert "hours" in body["error"]["message"]
+
+
+class _NotJson(BaseHTTPRequestHandler):
+    """A proxy's error page where Qdrant should be: 200, text/html."""
+
+    def _answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        out = b"<html><body>Gateway maintenance</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_reply_from_qdrant_that_is_not_json_is_a_503(make_deps):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotJson)
+    threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        handler = Mangum(create_app(make_deps(search=QdrantHttp(url, "book")), "chat",
+                                    threaded=False), lifespan="off")
+        for event in (http_api_v2("/chat", QUESTION), http_api_v2("/health", None, "GET")):
+            response = handler(event, LambdaContext())
+            body = json.loads(response["body"])
+            assert response["statusCode"] == 503, body
+            assert body["error"]["code"] == "index_unavailable"
+            assert "QDRANT_URL" in body["error"]["message"] and url not in response["body"]
+    finally:
+        server.shutdown()
