@@ -133,8 +133,9 @@ class MotoServer:
             time.sleep(delay)
             if fault:
                 self.calls.append((target, fault.status))
+                message = "Rate exceeded" if "Throttl" in fault.error else "Injected failure"
                 out = json.dumps({"__type": f"com.amazonaws.coral.service#{fault.error}",
-                                  "message": "Rate exceeded"}).encode()
+                                  "message": message}).encode()
                 start_response(f"{fault.status} Fault", [
                     ("Content-Type", "application/x-amz-json-1.1"),
                     ("Content-Length", str(len(out)))])
