@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from functions.answers.text import plain_text
 from functions.search.types import SearchHit
 
 # A marker follows a space or punctuation, never a word, bracket or backtick: `ticks[0]` and
@@ -12,9 +13,7 @@ from functions.search.types import SearchHit
 _BEFORE = r"(?:\s+|(?<![\w\])`]))"
 _MARKER = re.compile(_BEFORE + r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
-_MD_NOISE = re.compile(r"```.*?```|`|\*\*|__|^#+\s*|^:::\w*\s*|!\[[^\]]*\]\([^)]*\)",
-                       re.S | re.M)
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_FENCED = re.compile(r"```.*?```", re.S)  # a snippet shows prose, not code
 SNIPPET_CHARS = 240
 
 
@@ -26,8 +25,7 @@ def strip_markers(text: str) -> str:
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """The start of a chunk's text as plain prose, cut at a word boundary."""
-    plain = _LINK.sub(r"\1", _MD_NOISE.sub(" ", text))
-    plain = " ".join(plain.split())
+    plain = plain_text(_FENCED.sub(" ", text))
     if len(plain) <= limit:
         return plain
     return plain[:limit].rsplit(" ", 1)[0] + "…"

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from functions.answers.citations import strip_markers
+from functions.answers.text import plain_text
+from functions.answers.text import sentences as split_sentences
 from functions.errors import UpstreamError
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
@@ -39,11 +41,9 @@ MOSTLY_SUPPORTED = 0.5  # below this share of a reply kept, the answer is shown 
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PREFIX = re.compile(r"^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,3}[.)]\s+|\|)?\s*)")
-_SPLIT = re.compile(r"(?<=[.!?])((?:\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\])*)\s+(?=[A-Z0-9\"'(*`_\[])")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _GAP = re.compile(r"\b(does not|doesn't|do not|don't|not)\b.{0,40}\b(cover|say|mention|describe|"
                   r"explain|include|address|discuss|specif)", re.I)
-_PLAIN = re.compile(r"\*\*|__|`|^#+\s*", re.M)
 
 
 @dataclass(frozen=True)
@@ -79,19 +79,6 @@ def markers(text: str) -> tuple[int, ...]:
     return tuple(int(n) for group in _MARKER.findall(text) for n in re.findall(r"\d+", group))
 
 
-def split_sentences(line: str) -> list[str]:
-    """A line's sentences, each keeping the markers that follow its full stop."""
-    parts = _SPLIT.split(line)
-    # re.split with a group alternates sentence, trailing markers, sentence, …
-    out = []
-    for i in range(0, len(parts), 2):
-        trail = parts[i + 1] if i + 1 < len(parts) else ""
-        sentence = (parts[i] + (trail or "")).strip()
-        if sentence:
-            out.append(sentence)
-    return out
-
-
 def passage_text(hit: SearchHit) -> str:
     p = hit.payload
     heads = " ".join(map(str, p.get("heading_path") or []))
@@ -109,7 +96,8 @@ def windows(text: str) -> list[str]:
 
 
 def plain(sentence: str) -> str:
-    return " ".join(_PLAIN.sub("", _MARKER.sub(" ", sentence)).split())
+    """A sentence's words without its citation markers (functions.answers.text.plain_text)."""
+    return plain_text(_MARKER.sub(" ", sentence))
 
 
 def lexical_support(sentence: str, passages: Sequence[str]) -> float:

@@ -22,6 +22,7 @@ from functions.answers.citations import strip_markers
 from functions.answers.question_kind import compared_terms, names_other_side, states_quantity
 from functions.answers.reader_blocks import TextBlock, split_blocks
 from functions.answers.sections import split_hit
+from functions.answers.text import plain_text, sentences
 from functions.search.ranking import page_boost, page_key
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
@@ -61,10 +62,7 @@ _PRONOUN_LEAD = re.compile(
     r"the latter|the former|as a result|therefore|thus|hence)\b", re.I)
 # … or after a short opening phrase: "For humanoid robots, this balance is …"
 _LATE_PRONOUN = re.compile(r"^[^.,;:]{1,40},\s+(?:this|these|that|those|such)\b", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*`])")
-_INLINE = re.compile(r"\*\*|__|`|!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a list item's first line
 _OPEN_END = re.compile(r"\b(?:is|are|was|be|by|as|to|of|and|or|with|from|gives?|becomes?|"
                        r"reads?|follows?|uses?|like|then)$", re.I)
 
@@ -104,17 +102,6 @@ def _leans_back(text: str) -> bool:
     return bool(_PRONOUN_LEAD.match(text) or _LATE_PRONOUN.match(text))
 
 
-def plain(text: str) -> str:
-    """Markdown as the words a reader sees: no emphasis marks, links as their text."""
-    lines = [_BULLET.sub("", _LINK.sub(r"\1", _INLINE.sub("", ln))) for ln in text.splitlines()]
-    return " ".join(" ".join(lines).split())
-
-
-def plain_lines(text: str) -> str:
-    """plain(), line by line (a table row or list item stays one line)."""
-    return "\n".join(plain(ln) for ln in text.splitlines())
-
-
 def _wanted(question: str) -> bool:
     return bool(_ASKS_FOR_SKIPPED.search(question))
 
@@ -137,7 +124,7 @@ def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None =
                 continue
             blocks = split_blocks(str(part.payload.get("content", "")))
             usable = [k for k, b in enumerate(blocks)
-                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain(b.text)
+                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain_text(b.text)
                       and not _dangling(blocks, k)]
             if not usable:
                 continue
@@ -167,7 +154,7 @@ def _shown_markdown(c: Candidate) -> str:
 
 
 def _shown(c: Candidate) -> str:
-    return plain(_shown_markdown(c))
+    return plain_text(_shown_markdown(c))
 
 
 _WHAT_IS = re.compile(
@@ -194,12 +181,12 @@ def defined_term(question: str) -> str | None:
 def _defines(text: str, term: str) -> bool:
     """Whether a block defines the term: a sentence "(The) … term is/means …", a table row or
     a definition line whose first cell is the term."""
-    for line in plain_lines(text).splitlines():
+    for line in plain_text(text, keep_lines=True).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         head = cells[0] if len(cells) > 1 else line.split(":", 1)[0] if ":" in line else ""
         if head and terms(head)[-1:] == [term] and len(head) <= 60:
             return True
-    for sentence in _sentences(plain(text)):
+    for sentence in sentences(plain_text(text)):
         first = re.split(_DEFINING, sentence, maxsplit=1, flags=re.I)
         if len(first) == 2 and len(first[0]) <= 60 and terms(first[0])[-1:] == [term]:
             return True
@@ -253,7 +240,7 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
     for c in cands:
         sem = c.sem if embed is not None else c.lex
         c.score = (w_sem * sem + w_lex * c.lex + w_chunk * c.chunk) / sum(BLOCK_WEIGHTS)
-        if c.block.kind == "paragraph" and len(plain(c.block.text)) < 40:
+        if c.block.kind == "paragraph" and len(plain_text(c.block.text)) < 40:
             c.score *= 0.8  # a fragment rarely answers on its own
         c.score -= RANK_STEP * c.rank  # ties go to the better-ranked chunk
     term = defined_term(question)
@@ -263,14 +250,10 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
                 c.score += DEFINES
 
 
-def _sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE.split(" ".join(text.split())) if s]
-
-
 def _trim_paragraph(text: str, question: str) -> str:
     """A long paragraph cut to its best run of up to three whole sentences, never starting on
     a sentence that leans on the one before."""
-    sents = _sentences(text)
+    sents = sentences(" ".join(text.split()))
     if len(text) <= MAX_CHARS or len(sents) <= 3:
         return text
     wanted = set(terms(question))
@@ -281,7 +264,7 @@ def _trim_paragraph(text: str, question: str) -> str:
         if value > best:
             best, best_at = value, i
     start = best_at
-    while start > 0 and _leans_back(plain(sents[start])):
+    while start > 0 and _leans_back(plain_text(sents[start])):
         start -= 1
     return " ".join(sents[start : start + 3])
 
@@ -328,7 +311,7 @@ def _lead_in(c: Candidate) -> TextBlock | None:
     before = c.blocks[c.index - 1]
     if before.noise or len(before.text) > MAX_CHARS:
         return None
-    leans = c.block.kind == "paragraph" and _leans_back(plain(c.block.text))
+    leans = c.block.kind == "paragraph" and _leans_back(plain_text(c.block.text))
     if before.kind in ("list", "definition"):  # "This separation …" after the list it sums up
         return before if leans else None
     if before.kind != "paragraph":
@@ -402,15 +385,15 @@ def compose(question: str, hits: Sequence[SearchHit],
     ranked = sorted(cands, key=lambda c: -c.score)
     if quantity:  # a number of the asked unit, not just any number ("how far to move …")
         stating = [c for c in ranked
-                   if states_quantity(plain_lines(_shown_markdown(c)), quantity)]
+                   if states_quantity(plain_text(_shown_markdown(c), keep_lines=True), quantity)]
         if stating and stating[0].score >= ranked[0].score - QUANTITY_MARGIN:
             ranked = stating
     best = ranked[0]
     parts = [best]
-    seen = plain(best.block.text)
+    seen = plain_text(best.block.text)
     url = sources[best.source].payload.get("url")
     others = [c for c in ranked[1:] if sources[c.source].payload.get("url") != url
-              and plain(c.block.text) not in seen and seen not in plain(c.block.text)]
+              and plain_text(c.block.text) not in seen and seen not in plain_text(c.block.text)]
     # the same section's block that holds the question's words the best one lacks (the
     # paragraph on level of detail below the section's opener)
     mine = [c for c in ranked[1:] if c.source == best.source and c.index != best.index
@@ -436,7 +419,7 @@ def compose(question: str, hits: Sequence[SearchHit],
         parts.append(deeper[0])
     elif mine:
         # in the book's order when the later block leans on the earlier ("this balance …")
-        leans = _leans_back(plain(best.block.text)) and mine[0].index < best.index
+        leans = _leans_back(plain_text(best.block.text)) and mine[0].index < best.index
         parts = [mine[0], best] if leans else [best, mine[0]]
     elif covering:
         parts.append(covering[0])
@@ -459,7 +442,7 @@ def _below(c: Candidate, best: Candidate, sources: list[SearchHit]) -> bool:
 def _distinct(c: Candidate, best: Candidate) -> bool:
     """Whether a block of the best one's section adds to it: neither is shown with the other
     (as its lead-in or follow-on), nor holds the other's text."""
-    a, b = plain(_shown_markdown(c)), plain(_shown_markdown(best))
+    a, b = plain_text(_shown_markdown(c)), plain_text(_shown_markdown(best))
     return a not in b and b not in a
 
 
@@ -471,5 +454,5 @@ def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
         return False
     # "how many hours …" answered without a number of hours is not an answer; the answer's
     # own citation markers ("[1]") are not numbers
-    return quantity is None or states_quantity(plain_lines(strip_markers(composed.text)),
-                                               quantity)
+    return quantity is None or states_quantity(
+        plain_text(strip_markers(composed.text), keep_lines=True), quantity)

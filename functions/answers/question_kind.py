@@ -1,9 +1,10 @@
-"""What a question asks for, read from its words: a quantity, or nothing at all."""
+"""What a question asks for, read from its words: a quantity, a comparison, or nothing at all."""
 
 from __future__ import annotations
 
 import re
 
+from functions.answers.text import sentences
 from functions.search.sparse import stem, terms
 
 # "How many hours…", "How much does … cost", "What word error rate…", "What is the maximum
@@ -18,6 +19,10 @@ _QUANTITY = re.compile(
 )
 
 
+# A comparison: "the speed versus accuracy trade-off", "how do topics and services differ",
+# "is X better than Y", "how does X affect Y". One list for every rule that asks.
+_COMPARISON = re.compile(r"\b(?:trade-?offs?|versus|vs\.?|compar\w*|differ\w*|relationship|"
+                         r"affects?|better|instead|rather|whereas|each\s+one)\b", re.I)
 _HOW_MANY = re.compile(r"\bhow (?:many|much)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 _ASKED = re.compile(r"\b(?:number|size|cost|price|percentage|rate|weight|height|length|value|"
                     r"latency|delay|frequency|accuracy|resolution|voltage|capacity|duration|"
@@ -82,12 +87,9 @@ _UNIT_WORDS = frozenset({
 })
 _IN_UNITS = re.compile(r"\bin ((?:[a-z%]+)(?:(?:,\s*|\s+or\s+|\s+and\s+)[a-z%]+)*)\s*[,?.]",
                        re.I)
-_COMPARISON = re.compile(r"\b(?:trade-?offs?|versus|vs\.?|compared?|comparison|difference|"
-                         r"relationship|affects?)\b", re.I)
 _NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                      r"dozen|hundred|thousand)\b", re.I)
 _ROW = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
 def _statements(text: str) -> list[str]:
@@ -99,7 +101,7 @@ def _statements(text: str) -> list[str]:
         if any(_ROW.match(ln) for ln in lines):
             out += lines
         else:
-            out += _SENTENCE_END.split(" ".join(" ".join(lines).split()))
+            out += sentences(" ".join(" ".join(lines).split()))
     return out
 
 
@@ -107,7 +109,7 @@ def asks_quantity(question: str) -> bool:
     if _HOW_MANY.search(question):
         return True
     # "what is the speed versus accuracy trade-off" asks for a comparison, not a number
-    return bool(_QUANTITY.search(question)) and not _COMPARISON.search(question)
+    return bool(_QUANTITY.search(question)) and not compares(question)
 
 
 def quantity_words(question: str) -> set[str] | None:
@@ -179,14 +181,18 @@ def states_quantity(text: str, words: set[str]) -> bool:
     return False
 
 
-_COMPARES = re.compile(r"\b(?:differ\w*|versus|vs\.?|compare\w*|better|instead|rather|"
-                       r"whereas|each\s+one)\b", re.I)
+
+
+def compares(question: str) -> bool:
+    """Whether the question asks for a comparison (the one detector: asks_quantity and
+    compared_terms both read it)."""
+    return bool(_COMPARISON.search(question))
 
 
 def compared_terms(question: str) -> set[str]:
     """For a comparison question ("visual versus collision geometry", "how do topics and
     services differ"), its terms; empty for other questions."""
-    return set(terms(question)) if _COMPARES.search(question) else set()
+    return set(terms(question)) if compares(question) else set()
 
 
 def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str, str]) -> bool:

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 from functions.answers import claims
 from functions.answers.citations import _MARKERS, snippet, strip_links, strip_markers
-from functions.answers.extractive import plain
 from functions.answers.requests import SelectionRequest
+from functions.answers.text import plain_text
+from functions.answers.text import sentences as split_sentences
 from functions.answers.types import Answer, answered, refused
 from functions.deadline import REQUEST_SECONDS, within
 from functions.search.sparse import terms
@@ -23,7 +24,6 @@ MAX_SENTENCES = 3
 MAX_PER_SOURCE = 2
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
 _SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
 
 
@@ -78,13 +78,13 @@ def sentences(text: str) -> list[str]:
         if _SKIP_LINE.match(line):
             lines.append("")
             continue
-        lines.append(plain(line))
+        lines.append(plain_text(line))
     out = []
     for para in re.split(r"\n\s*\n", "\n".join(lines)):
         para = " ".join(para.split())
         # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
         out += [
-            strip_markers(s) for s in _SPLIT.split(para) if len(s) >= 20 and not s.endswith(":")
+            strip_markers(s) for s in split_sentences(para) if len(s) >= 20 and not s.endswith(":")
         ]
     return out
 

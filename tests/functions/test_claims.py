@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.answers.claims import check, split_sentences
+from functions.answers.claims import check
 from functions.search.types import SearchHit
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
@@ -18,13 +18,6 @@ TRUE = ("Measure jitter by timestamping every tick with a monotonic clock [2]. "
 
 def run(text: str):
     return check(text, HITS, ContentEmbedder(64))
-
-
-def test_split_keeps_markers_with_their_sentence():
-    assert split_sentences("It varies. [1] Then it drifts [2]. 0.98 is typical.") == [
-        "It varies. [1]", "Then it drifts [2].", "0.98 is typical."]
-    assert split_sentences("Use e.g. a clock, v2.0 works [1].") == [
-        "Use e.g. a clock, v2.0 works [1]."]
 
 
 def test_supported_answer_passes_unchanged():
