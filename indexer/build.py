@@ -14,7 +14,7 @@ from functions.errors import ConfigError
 from functions.search import sparse
 from functions.search.contract import Chunk, chunk_id
 from indexer.collisions import Claim, resolve
-from indexer.discover import partials, sources
+from indexer.discover import Discovered, partials, sources
 from indexer.lint import doc_warnings
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import doc_key
@@ -50,18 +50,21 @@ def build_chunks(
     progress: Callable[[str], None] | None = None,
     known: Mapping[str, str] | None = None,
     indexed: Mapping[str, str] | None = None,
+    found: Discovered | None = None,
 ) -> BuildResult:
     """Parse and chunk every doc (of every version and locale the manifest routes list);
     one broken doc is recorded and the rest go on.
     known: doc key -> source hash already indexed; such files are not parsed again.
-    indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it."""
+    indexed: doc key -> page URL already indexed; of docs sharing a URL, that one keeps it.
+    found: the run's discovery (indexer.discover.sources), when the caller already walked."""
     result = BuildResult(docs_dir=docs_dir)
     claims: list[Claim] = []  # every doc's page URL, in discovery order
     parsed = []
     fingerprints: dict[Path, str] = {}  # per docs folder: its partials shape its docs
-    found, result.skipped = sources(docs_dir, routes)
-    result.files = len(found) + len(result.skipped)
-    for src in found:
+    found = found or sources(docs_dir, routes)
+    result.skipped = list(found.skipped)
+    result.files = len(found)
+    for src in found.files:
         rel, route = src.key, src.route
         key = doc_key(src.doc_path, route.version if route else "", route.locale if route else "")
 
@@ -72,7 +75,8 @@ def build_chunks(
             progress(rel)
         try:
             if src.root not in fingerprints:
-                fingerprints[src.root] = settings_fingerprint(src.root, site, chunk_options)
+                fingerprints[src.root] = settings_fingerprint(src.root, site, chunk_options,
+                                                              found.partials_of(src.root))
             source_hash = file_hash(src.path, fingerprints[src.root], route)
         except FileNotFoundError:
             problem(None, f"is not found at {src.path}" + (
@@ -135,11 +139,13 @@ def _in_edition(chunk: Chunk, route, source_hash: str) -> Chunk:
     )
 
 
-def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options: ChunkOptions) -> str:
-    """Everything besides a file's own bytes that shapes its chunks, partials included."""
+def settings_fingerprint(docs_dir: Path, site: SiteSettings, chunk_options: ChunkOptions,
+                         partial_files: list[Path] | None = None) -> str:
+    """Everything besides a file's own bytes that shapes its chunks, partials included
+    (`partial_files`: docs_dir's, when the caller's walk found them)."""
     bm25 = (sparse.K1, sparse.B, sparse.AVG_DOC_WORDS, sparse.STEMMER_VERSION)  # stored too
     h = hashlib.sha256(f"{PIPELINE_VERSION}|{bm25}|{site}|{chunk_options}".encode())
-    for f in partials(docs_dir):
+    for f in partials(docs_dir) if partial_files is None else partial_files:
         h.update(f.as_posix().encode() + f.read_bytes())
     return h.hexdigest()
 

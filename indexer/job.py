@@ -153,17 +153,12 @@ def check_docs_dir(docs_dir: Path) -> None:
         raise ConfigError(f"{docs_dir} is not a folder: give the Docusaurus docs folder (e.g. website/docs).")
 
 
-def doc_count(job: IndexJob) -> int:
-    """How many docs a run reads: every version and locale of the manifest, or the folder's."""
-    found, skipped = sources(job.docs_dir, job.routes)
-    return len(found) + len(skipped)
-
-
 def build(job: IndexJob, progress_label: str = "Reading") -> BuildResult:
     """Parse and chunk every doc of the job, with progress on stderr (no store involved)."""
-    with bar(doc_count(job), progress_label, unit="file") as tick:
+    found = sources(job.docs_dir, job.routes)  # the run's one walk of the docs
+    with bar(len(found), progress_label, unit="file") as tick:
         return build_chunks(job.docs_dir, job.site, job.chunking, routes=job.routes,
-                            progress=lambda _: tick(1))
+                            progress=lambda _: tick(1), found=found)
 
 
 def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, recreate=False,
@@ -173,12 +168,14 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
     own = store is None
     store = store or QdrantStore.open(settings)
     try:
-        with writing(settings), bar(doc_count(job), "Reading", unit="file") as tick_file, bar(
+        found = sources(job.docs_dir, job.routes)  # the run's one walk of the docs
+        with writing(settings), bar(len(found), "Reading", unit="file") as tick_file, bar(
             None, "Embedding", unit="chunk"
         ) as tick_chunk:
             summary = sync_docs(
                 job.docs_dir, job.site, job.chunking, store, embedder, routes=job.routes,
                 recreate=recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
+                found=found,
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
             store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))

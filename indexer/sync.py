@@ -13,6 +13,7 @@ from functions.search.embeddings import Embedder
 from functions.search.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
 from indexer.checkpoint import checkpoint
+from indexer.discover import Discovered
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import AnotherBook, SyncPlan, book_overlap, payload_doc_key, plan_sync
 
@@ -47,8 +48,10 @@ def sync_docs(
     recreate: bool = False,
     progress: Callable[[str], None] | None = None,
     embed_progress: Callable[[int], None] | None = None,
+    found: Discovered | None = None,
 ) -> Summary:
-    """The whole index job against one store: files already indexed unchanged are skipped."""
+    """The whole index job against one store: files already indexed unchanged are skipped.
+    found: the run's discovery, when the caller already walked the docs (indexer.job)."""
     store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
     stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     hashes: dict[str, set[str]] = {}
@@ -57,7 +60,7 @@ def sync_docs(
     known = {doc: next(iter(hs)) for doc, hs in hashes.items() if len(hs) == 1}
     indexed = {payload_doc_key(p): p["page_url"] for p in stored.values() if p.get("page_url")}
     built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known,
-                         indexed=indexed)
+                         indexed=indexed, found=found)
     require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
     return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
 
