@@ -35,13 +35,16 @@ class LimitReached(TextbookChatError):
 
 
 class UpstreamError(TextbookChatError):
-    """The model provider failed (after retries)."""
+    """The model provider failed (after retries). `transient`: it was slow, down or rate-limited
+    (timeouts, dropped connections, 408/409/429/5xx), not refusing the site's setup (a key,
+    model or URL the provider rejects): the answer layer gives the offline answer instead."""
 
     def __init__(self, message: str, status: int | None = None, retry_after: float | None = None,
-                 *, detail: str | None = None):
+                 *, detail: str | None = None, transient: bool = False):
         super().__init__(message, detail=detail)
         self.status = status
         self.retry_after = retry_after
+        self.transient = transient
 
 
 class ServiceUnavailableError(TextbookChatError):

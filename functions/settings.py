@@ -51,6 +51,22 @@ def allowed_origins(env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float(env, name, default)
+    if value is None or not 0 < value <= 600:
+        raise ConfigError(f"{name}={env.get(name)!r} is not a wait in seconds; use a number "
+                          "above 0 and at most 600, e.g. 30 for a slow local model.")
+    return value
+
+
+def _count(env: Mapping[str, str], name: str, default: int, most: int) -> int:
+    value = _int(env, name, default)
+    if not 0 <= value <= most:
+        raise ConfigError(f"{name}={env.get(name)!r} is out of range; use a whole number from 0 "
+                          f"to {most} (0: never ask again).")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     # vector store
@@ -65,6 +81,10 @@ class Settings:
     embedding_model: str = LOCAL_EMBEDDING_MODEL
     chat_provider: str = "extractive"  # extractive | openai
     chat_model: str = "gpt-4o-mini"
+    # the query side's calls to the OpenAI-compatible API (functions.services.openai_http)
+    openai_timeout: float = 12.0  # seconds to wait for a reply; a chat completion is sent once
+    openai_connect_timeout: float = 3.0
+    openai_max_retries: int = 2  # after 429/5xx and dropped connections
     low_confidence_threshold: float | None = None  # None: the calibrated default of the model
     # public endpoint safety
     allowed_origins: tuple[str, ...] = ()
@@ -106,6 +126,9 @@ class Settings:
             embedding_model=env.get("EMBEDDING_MODEL") or default_model,
             chat_provider=chat_provider,
             chat_model=env.get("CHAT_MODEL") or "gpt-4o-mini",
+            openai_timeout=_seconds(env, "OPENAI_TIMEOUT", 12.0),
+            openai_connect_timeout=_seconds(env, "OPENAI_CONNECT_TIMEOUT", 3.0),
+            openai_max_retries=_count(env, "OPENAI_MAX_RETRIES", 2, most=10),
             low_confidence_threshold=_float(env, "LOW_CONFIDENCE_THRESHOLD", None),
             allowed_origins=origins,
             rate_limit_per_minute=_int(env, "RATE_LIMIT_PER_MINUTE", 10),

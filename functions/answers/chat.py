@@ -11,7 +11,7 @@ from functions.answers.finish import (
     finish,
     refusal,
 )
-from functions.answers.generation import model_answer
+from functions.answers.generation import model_answer, offline_answer
 from functions.answers.prompt import (
     follow_up_context,
     recent,
@@ -98,8 +98,13 @@ def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         if verdict.level != "ok":
             return refusal(REFUSAL, verdict.confidence, hits)
         if llm is not None:  # links removed, claims checked against the passages they cite
-            result, tokens = model_answer(req.question, req.history, hits, llm,
-                                          retriever.embedder, verdict.confidence)
+            try:
+                result, tokens = model_answer(req.question, req.history, hits, llm,
+                                              retriever.embedder, verdict.confidence)
+            except UpstreamError as exc:  # slow, down or rate-limited: the offline answer
+                result, tokens = offline_answer(exc, f"{query} {context}".strip(), hits,
+                                                retriever.embedder, req.page_url,
+                                                quantity_words(question), verdict.confidence)
             used += tokens
             return result
         quantity = quantity_words(question)

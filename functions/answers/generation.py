@@ -4,19 +4,24 @@ cited answer).
 What the reader sees of a model's reply: no link or URL that is not one of our citations, no
 sentence that its cited passage does not support (functions.answers.claims), and a confidence scaled by
 the share of the reply that survived the check. A reply with no supported sentence becomes the
-refusal with the closest sections.
+refusal with the closest sections. When the model is slow, down or rate-limited
+(UpstreamError.transient), `offline_answer` gives the offline answer over the same passages,
+marked `mode: "offline-fallback"`; a key, model or URL the provider rejects is still an error
+the author sees (502).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
-from functions.answers import claims
-from functions.answers.finish import finish
+from functions.answers import claims, extractive
+from functions.answers.finish import REFUSAL, finish, refusal
 from functions.answers.prompt import chat_messages
 from functions.answers.sections import split_hits
-from functions.answers.types import Answer
+from functions.answers.types import Answer, offline_fallback
 from functions.deadline import CHECK_RESERVE, time_left, within
+from functions.errors import UpstreamError
 from functions.search.types import SearchHit
 from functions.services.budget import approx_tokens
 
@@ -31,7 +36,10 @@ def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], ll
                  confidence: float) -> tuple[Answer, int]:
     """The response for a model answer over `hits`, and the paid tokens it used. Each section
     of a chunk is its own numbered passage, so a citation lands on the heading its text sits
-    under."""
+    under. Any question may be asked this way (the decision, not this function, says which):
+    with no passage there is nothing to ground a reply on, and the model is not called."""
+    if not hits:
+        return refusal(REFUSAL, confidence, hits), 0
     hits = [part for _, part in split_hits(hits)]
     completion = complete(llm, chat_messages(question, hits, history))
     used = completion.total_tokens
@@ -53,3 +61,32 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
         return checked
 
     return finish(text, hits, hits, confidence, check), tuple(embedded)
+
+
+def offline_answer(error: UpstreamError, query: str, hits: Sequence[SearchHit], embedder,
+                   page_url: str | None, quantity: set[str] | None,
+                   confidence: float) -> tuple[Answer, int]:
+    """The offline answer (functions.answers.extractive.compose, then finish) over the same
+    passages, in place of a model that was slow, down or rate-limited, marked
+    "offline-fallback"; and the paid tokens its block choice embedded. Any other failure is
+    raised again: a rejected key or an unknown model is the author's to fix, and hiding it would
+    leave the site offline for good."""
+    if not error.transient:
+        raise error
+    logging.getLogger("textbook_chat").warning(
+        "the model failed (slow, down or rate-limited); answered offline",
+        extra={"fields": {"status": error.status}})  # no message: it may name the server
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        vectors = embedder.embed_batch(texts)
+        embedded.extend(texts)
+        return vectors
+    try:
+        composed = extractive.compose(query, hits, embed, page_url, quantity)
+    except UpstreamError:  # embeddings from the same failing provider: the words alone
+        composed = extractive.compose(query, hits, None, page_url, quantity)
+    paid = sum(approx_tokens(t) for t in embedded) if getattr(embedder, "paid", False) else 0
+    if not extractive.supported(composed, quantity):
+        return offline_fallback(refusal(REFUSAL, min(confidence, 0.3), hits)), paid
+    return offline_fallback(finish(composed.text, composed.sources, hits, confidence)), paid

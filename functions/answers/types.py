@@ -5,13 +5,17 @@ typed until the HTTP edge (functions.api.app) serialises it with `as_dict`.
 `low_confidence` tells the widget to show the answer as a refusal or a hedged reply. A chat
 refusal lists the closest sections (`related_topics`) and says which case it is (`refusal`:
 `{code, names?}`: not_covered, not_mentioned, empty_question, off_topic) so a translated site
-can word it in its own language. functions.api.validation documents the same fields for the API.
+can word it in its own language. `mode: "offline-fallback"` marks the offline answer given
+because the model was slow, down or rate-limited (`offline_fallback`); other answers carry no
+`mode`. functions.api.validation documents the same fields for the API.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+OFFLINE_FALLBACK = "offline-fallback"
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,7 @@ class Answer:
     low_confidence: bool
     related_topics: Sequence[dict] | None = None  # chat refusals: the closest sections
     refusal: dict | None = None  # which refusal it is
+    mode: str | None = None  # OFFLINE_FALLBACK: the offline answer, given as the model failed
 
     def as_dict(self) -> dict:
         """The JSON body of the response (functions.api.validation documents its fields)."""
@@ -31,6 +36,8 @@ class Answer:
             out["related_topics"] = list(self.related_topics)
         if self.refusal is not None:
             out["refusal"] = dict(self.refusal)
+        if self.mode is not None:
+            out["mode"] = self.mode
         return out
 
 
@@ -44,3 +51,8 @@ def refused(text: str, confidence: float, related: Sequence[dict] | None = None,
             refusal: dict | None = None) -> Answer:
     """A refusal: no citations; for chat, the closest sections and the refusal's case."""
     return Answer(text, (), confidence, True, related, refusal)
+
+
+def offline_fallback(answer: Answer) -> Answer:
+    """The offline answer (or refusal) given in place of the model's, marked as such."""
+    return replace(answer, mode=OFFLINE_FALLBACK)

@@ -142,7 +142,9 @@ class Deps:
         from functions.services.openai_http import OpenAIHttp
 
         s = self.settings
-        return OpenAIHttp(s.openai_api_key or "", s.openai_base_url)
+        return OpenAIHttp(s.openai_api_key or "", s.openai_base_url, timeout=s.openai_timeout,
+                          connect_timeout=s.openai_connect_timeout,
+                          max_retries=s.openai_max_retries)
 
     @property
     def chat_model(self):

@@ -3,10 +3,17 @@
 One retry policy: 408/409/429/5xx, timeouts and dropped connections are retried with
 exponential backoff and full jitter, or after the server's Retry-After; a wait longer than
 `max_retry_after`, or than what is left of the deadline, is reported instead of waited for.
-The caller passes its budget: the query side (functions.api.deps) keeps the defaults, 2 retries
-within 20 s and within what is left of the request's deadline (functions.deadline: rewrite,
-retrieval and answer share one); the index side (functions.search.embeddings.factory) passes
-INDEX_BUDGET. Both sides embed with the same request (OpenAIEmbedder), so a collection's
+One exception: a chat completion that timed out waiting for its reply is not sent again
+(`resend_after_timeout=False`): the server got it and is most likely still writing the answer,
+and a slow local model (Ollama, llama.cpp) would be given the same work twice, each copy
+slowing the other. A connect timeout is retried (the request never arrived). Every failure
+that is the provider being slow, down or rate-limited is `transient` (the chat then gives the
+offline answer); a rejected key, an unknown model or a reply that is not the API's is not.
+The caller passes its budget: the query side (functions.api.deps) takes it from the settings
+(OPENAI_TIMEOUT, OPENAI_CONNECT_TIMEOUT, OPENAI_MAX_RETRIES: by default 12 s, 3 s and 2
+retries) within 20 s and within what is left of the request's deadline (functions.deadline:
+rewrite, retrieval and answer share one); the index side (functions.search.embeddings.factory)
+passes INDEX_BUDGET. Both sides embed with the same request (OpenAIEmbedder), so a collection's
 vectors and its queries' come from the same model, size and encoding. No SDK: the openai
 package would add about a second to a Lambda cold start.
 """
@@ -99,7 +106,9 @@ class OpenAIHttp:
             transport=transport,
         )
 
-    def post(self, path: str, body: dict) -> dict:
+    def post(self, path: str, body: dict, *, resend_after_timeout: bool = True) -> dict:
+        """The reply's JSON. `resend_after_timeout=False`: a request the server received but did
+        not answer in time is reported, not sent again (the module's docstring says why)."""
         model = body.get("model") or "the model"
         start = time.monotonic()
         budget = time_left(math.inf if self.deadline is None else self.deadline)
@@ -108,17 +117,26 @@ class OpenAIHttp:
             left = budget - (time.monotonic() - start)
             if left <= 0.5:
                 raise UpstreamError(f"Calling {model} at {self.where} failed with no reply in "
-                                    "time: the request's deadline had passed.")
+                                    "time: the request's deadline had passed.", transient=True)
             status: int | None = None
             wait: float | None = None
+            read_timeout = min(self.timeout, left)
             try:
                 response = self.client.post(
                     self.base_url + path, json=body,
-                    timeout=httpx.Timeout(min(self.timeout, left),
-                                          connect=min(self.connect_timeout, left)),
+                    timeout=httpx.Timeout(read_timeout, connect=min(self.connect_timeout, left)),
                 )
+            except (httpx.ConnectTimeout, httpx.PoolTimeout):
+                failure = "no connection in time"
             except httpx.TimeoutException:
                 failure = "no reply in time"
+                if not resend_after_timeout:
+                    why = ("If the model needs longer, raise OPENAI_TIMEOUT."
+                           if read_timeout >= self.timeout else "The request's time was up.")
+                    raise UpstreamError(
+                        f"{_sentence(model)} at {self.where} sent no reply within "
+                        f"{read_timeout:.1f} s and is not asked again (it is probably still "
+                        f"working on the first request). {why}", transient=True) from None
             except httpx.HTTPError as exc:
                 failure = f"a connection error ({type(exc).__name__})"
             else:
@@ -140,17 +158,18 @@ class OpenAIHttp:
                     f"Calling {model} at {self.where} failed with {failure} after {attempt} "
                     f"attempt{'s' if attempt > 1 else ''}. Try again later, or check the "
                     "provider's status and your account's rate limits.",
-                    status=status, retry_after=wait)
+                    status=status, retry_after=wait, transient=True)
             left = budget - (time.monotonic() - start) - 1.0  # what the caller needs after
             if wait is not None and wait > min(self.max_retry_after, left):
                 raise UpstreamError(
                     f"{_sentence(self.where)} asks to wait {wait:.0f} s before calling {model} "
-                    f"again (HTTP {status}). Try again later.", status=status, retry_after=wait)
+                    f"again (HTTP {status}). Try again later.", status=status, retry_after=wait,
+                    transient=True)
             delay = wait if wait is not None else self._backoff(attempt - 1)
             if delay > left:
                 raise UpstreamError(
                     f"Calling {model} at {self.where} failed with {failure}, and there is no "
-                    "time left to try again.", status=status, retry_after=wait)
+                    "time left to try again.", status=status, retry_after=wait, transient=True)
             self.sleep(delay)
 
     def _backoff(self, attempt: int) -> float:
@@ -192,7 +211,7 @@ class OpenAIChat:
         data = self.http.post("/chat/completions", {
             "model": self.model, "messages": list(messages), "temperature": self.temperature,
             "max_tokens": max_tokens or self.max_tokens, "stream": False,
-        })
+        }, resend_after_timeout=False)
         try:
             text = data["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):

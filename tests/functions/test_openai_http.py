@@ -53,9 +53,45 @@ def test_401_is_not_retried(fake_openai):
 def test_timeout_ends_within_the_deadline(fake_openai):
     fake_openai.delay_next(5.0, times=3)
     start = time.monotonic()
-    with pytest.raises(UpstreamError, match="in time"):
-        chat(fake_openai, timeout=0.3, deadline=2.0).complete(MESSAGES)
-    assert time.monotonic() - start < 2.5
+    emb = OpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url, timeout=0.3, deadline=2.0))
+    with pytest.raises(UpstreamError, match="in time") as err:
+        emb.embed_batch(["loop jitter"])
+    assert time.monotonic() - start < 2.5 and err.value.transient
+
+
+def test_a_chat_completion_that_timed_out_is_not_sent_again(fake_openai):
+    """A slow (local) model still working on the request is not given it twice; an embeddings
+    request, cheap and quick, is sent again."""
+    fake_openai.delay_next(5.0, times=3, endpoint="chat")
+    start = time.monotonic()
+    with pytest.raises(UpstreamError, match="not asked again.*raise OPENAI_TIMEOUT") as err:
+        chat(fake_openai, timeout=0.3, deadline=5.0, max_retries=2).complete(MESSAGES)
+    assert time.monotonic() - start < 1.5 and err.value.transient
+    assert [r.path for r in fake_openai.requests] == ["/v1/chat/completions"]
+    fake_openai.delay_next(5.0, times=1, endpoint="embeddings")
+    emb = OpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url, timeout=0.3, deadline=5.0))
+    assert len(emb.embed_batch(["loop jitter"])) == 1
+    assert [r.path for r in fake_openai.requests].count("/v1/embeddings") == 2
+
+
+def test_a_chat_completion_is_sent_again_after_a_busy_or_broken_reply(fake_openai):
+    """Retries after an answered failure (429, 5xx) and a refused connection keep working for
+    the chat; what is retried is `transient` when it runs out, a refusal of the setup is not."""
+    fake_openai.fail_next(status=503, endpoint="chat")
+    assert chat(fake_openai, backoff=0.01).complete(MESSAGES).text
+    assert [r.status for r in fake_openai.requests] == [503, 200]
+    fake_openai.fail_next(status=429, times=2, retry_after=0, endpoint="chat")
+    with pytest.raises(UpstreamError) as busy:
+        chat(fake_openai, max_retries=1).complete(MESSAGES)
+    assert busy.value.status == 429 and busy.value.transient
+    fake_openai.fail_next(status=404, endpoint="chat")
+    with pytest.raises(UpstreamError, match="CHAT_MODEL") as unknown:
+        chat(fake_openai).complete(MESSAGES)
+    assert not unknown.value.transient
+    down = OpenAIChat(OpenAIHttp("k", "http://127.0.0.1:9/v1", max_retries=1, backoff=0.01))
+    with pytest.raises(UpstreamError, match="connection error.*after 2 attempts") as refused:
+        down.complete(MESSAGES)
+    assert refused.value.transient
 
 
 def test_retry_after_longer_than_the_deadline_fails_fast(fake_openai):

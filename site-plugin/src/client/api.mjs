@@ -101,6 +101,7 @@ export function normaliseAnswer(data) {
     lowConfidence: Boolean(data.low_confidence),
     relatedTopics: related,
     requestId: typeof data.request_id === 'string' ? data.request_id : null,
+    ...(data.mode === 'offline-fallback' ? {offlineFallback: true} : {}),
     ...(data.refusal && typeof data.refusal.code === 'string'
       ? {refusal: {code: data.refusal.code, names: Array.isArray(data.refusal.names) ? data.refusal.names.map(String) : []}}
       : {}),

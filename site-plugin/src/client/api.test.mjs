@@ -111,6 +111,12 @@ test('normaliseAnswer tolerates missing fields and drops broken citations', () =
   });
 });
 
+test('normaliseAnswer marks the offline answer given because the model failed', () => {
+  assert.equal(normaliseAnswer({answer: 'a [1]', citations: [{n: 1}], mode: 'offline-fallback'}).offlineFallback, true);
+  assert.equal('offlineFallback' in normaliseAnswer({answer: 'a', mode: 'something-else'}), false);
+  assert.ok(labels.offlineFallback);
+});
+
 test('a refusal is shown in the site’s own words for its case, else the API’s text', async () => {
   const {refusalText} = await import('./api.mjs');
   const body = {answer: "The book doesn't mention “Foxglove”, so I won't guess.", low_confidence: true,

@@ -16,6 +16,8 @@ const DEFAULT_LABELS = Object.freeze({
   sources: 'Sources',
   relatedTopics: 'These sections may help',
   lowConfidence: 'I am not sure the textbook answers this.',
+  // Shown above an answer the API marks "mode": "offline-fallback" (the model failed).
+  offlineFallback: 'The assistant’s model is not answering right now, so these are the book’s own words.',
   // The API's refusals, by case (a translated site translates these; the API's text is English).
   refusalNotCovered: "The book doesn't cover this, so I won't guess. These sections are the closest:",
   // {names}: what the question names that the book never mentions, quoted.

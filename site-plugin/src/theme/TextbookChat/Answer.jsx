@@ -79,6 +79,9 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
   };
   return (
     <div className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence)} data-low-confidence={message.lowConfidence ? 'true' : undefined}>
+      {message.offlineFallback && (
+        <p className={styles.lowConfidenceNote} data-offline-fallback="true">{labels.offlineFallback}</p>
+      )}
       {message.lowConfidence && (
         <p className={styles.lowConfidenceNote}>
           <WarningIcon /> 

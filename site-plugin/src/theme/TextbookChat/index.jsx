@@ -205,6 +205,7 @@ export default function TextbookChat() {
           content: refusalText(answer, labels),
           citations: answer.citations,
           lowConfidence: answer.lowConfidence,
+          offlineFallback: Boolean(answer.offlineFallback),
           relatedTopics: answer.relatedTopics,
           requestId: answer.requestId,
         },
