@@ -56,7 +56,7 @@ def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopp
         aws, book_settings, book_store, fake_openai):
     """DynamoDB at 1.2 s a call (two limit counters, the reservation, its settling, the answer
     record) and a model that never replies, in a function with 8 s to live: the reader gets a
-    reply, not Lambda's timeout."""
+    reply, not Lambda's timeout: the offline answer (the model gave none in time) or busy."""
     fake_openai.delay_next(120, times=5, endpoint="chat")
     llm = OpenAIChat(OpenAIHttp("sk-deadline", fake_openai.base_url))
     handler, _ = _chat_function(aws, book_settings, book_store, llm)
@@ -69,8 +69,8 @@ def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopp
     finally:
         aws.clear()
     body = json.loads(response["body"])
-    assert response["statusCode"] in (502, 503), body
-    assert body["error"]["code"] in ("upstream_error", "busy")
+    assert response["statusCode"] in (200, 503), body
+    assert body.get("mode") == "offline-fallback" or body["error"]["code"] == "busy"
     assert took <= 8.0 - LAMBDA_MARGIN + 0.5, took  # the deadline, not Lambda, ended it
     assert context.get_remaining_time_in_millis() > 1000
 

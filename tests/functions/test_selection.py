@@ -118,7 +118,7 @@ def test_what_does_x_mean_here_quotes_the_sentence_about_x(question, sentence):
     missing = _ask("What does latency mean here?")
     assert missing.answer == ("The selected text doesn't use “latency”. Ask in the chat to "
                                  "search the whole book.")
-    assert missing.citations == [] and missing.low_confidence is True
+    assert missing.citations == () and missing.low_confidence is True
 
 
 @pytest.mark.parametrize("question", [
