@@ -5,6 +5,7 @@ what its __init__ docstring allows."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known and m != name}
 
 
+@cache  # read once for every test of this file
 def import_graph() -> dict[str, set[str]]:
     modules = project_modules()
     known = set(modules)

@@ -95,7 +95,7 @@ def test_batching_changes_nothing(models, runtime, precision):
     assert np.sum(full * pairs, axis=1).min() >= 0.9999
 
 
-def test_default_runtime_and_what_it_says():
+def test_default_runtime_and_what_it_says(models):
     assert set(RUNTIMES) == {"openvino", "numpy"}
     assert LocalMiniLM(runtime="numpy").runtime_label == "numpy float32"
     with pytest.raises(ValueError, match="openvino, numpy"):
@@ -104,7 +104,7 @@ def test_default_runtime_and_what_it_says():
         assert default_runtime() == "numpy"
         pytest.skip(NO_OPENVINO)
     assert default_runtime() == "openvino"
-    model = LocalMiniLM().load()
+    model = models("openvino", None)  # LocalMiniLM() as the default builds it
     expected = "bf16" if cpu_has_bf16() else "f32"
     assert (model.runtime, model.precision) == ("openvino", expected)
     assert model.runtime_label == f"OpenVINO {expected}"
@@ -118,7 +118,7 @@ def test_threads_embed_at_once(models):
 
     if not HAS_OPENVINO:
         pytest.skip(NO_OPENVINO)
-    model = LocalMiniLM(runtime="openvino").load()
+    model = models("openvino", None)
     texts = [f"word{k} " * k for k in range(1, 40)]  # each length its own shape
     want = model.embed_array(texts)
     with ThreadPoolExecutor(4) as pool:  # one shared infer request gave cosines of 0.39 here
