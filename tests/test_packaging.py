@@ -28,6 +28,7 @@ def test_wheel_has_every_subpackage_and_the_tokenizer(tmp_path):
         "functions/api/handlers/selection.py",
         "functions/search/embeddings/local.py",
         "functions/data/cl100k_base.tiktoken",
+        "functions/data/answer_policy.json",
         "indexer/evaluate/runner.py",
         "textbook_chat_cli/main.py",
         "textbook_chat_cli/evaluate.py",

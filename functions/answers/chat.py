@@ -1,9 +1,14 @@
-"""The chat answer: standalone query → retrieval → confidence → answer → citations."""
+"""The chat answer: standalone query → evidence (retrieval, respelling, names, the blocks that
+would be quoted) → one decision (functions.answers.decision) → the answer, offline or from the
+model → citations (functions.answers.finish)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from functions.answers import extractive
 from functions.answers.confidence import assess
+from functions.answers.decision import Decision, Signals, policy_for, signals
 from functions.answers.finish import (
     EMPTY_QUESTION,
     NAMED_REFUSAL,
@@ -67,55 +72,123 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
         return _answer_chat(req, retriever, llm, spend_cap, settings, paid)
 
 
+@dataclass
+class Evidence:
+    """What the chat path found for a question, before deciding whether to answer."""
+
+    question: str  # as asked, misspelt words respelt as the book spells them
+    query: str  # what was searched (a follow-up: with its context beside it)
+    context: str
+    hits: list  # the retrieved chunks, best first
+    follows: bool  # a follow-up that leans on the previous turn
+    absent: list[str]  # names the question uses and the book never mentions
+    unknown: list[str]  # rare words of the question the book never uses
+    composed: extractive.Composed  # the offline answer's quote (and its blocks' scores)
+    signals: Signals
+    embedded: tuple[str, ...] = ()  # texts embedded for the block choice (paid with OpenAI)
+
+
+def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
+    """Retrieve (again with misspelt words respelt), look for the names and rare words the book
+    never uses, and choose the blocks that would be quoted: everything the decision reads."""
+    hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
+                              context=context)
+    question = req.question
+    for _ in range(RESPELL_ROUNDS):  # "humaniod" searched again as the book spells it
+        question, query, respelt = _respell(question, query, hits)
+        if not respelt:
+            break
+        hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
+                                  context=context)
+    # Word coverage is judged on what the reader asks now, and not for a follow-up that
+    # leans on the previous turn ("What's the catch with going that route?": its words are
+    # conversation, not the book's), with or without a model (a model's rewrite is in its
+    # own words).
+    follows = bool(follow_up_context(req.question, req.history))
+    absent, unknown = _absent_words(question, hits, retriever, req.filters)
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return retriever.embedder.embed_batch(texts)
+
+    composed = extractive.compose(f"{query} {context}".strip(), hits, embed, req.page_url,
+                                  quantity_words(question))
+    found = signals(None if follows else question, hits, composed.top_sem, composed.top_lex,
+                    len(unknown), composed.mean_sem)
+    return Evidence(question, query, context, hits, follows, absent, unknown, composed, found,
+                    tuple(embedded))
+
+
+def decide(evidence: Evidence, model: str, override: float | None, with_model: bool) -> Decision:
+    """Answer, ask the model, or refuse (and why), from the fitted policy of the embedding model
+    (functions.answers.decision); a model without one keeps the dense thresholds of
+    functions.answers.confidence. `override`: LOW_CONFIDENCE_THRESHOLD, the probability to
+    answer at (the cosine level for a model without a policy)."""
+    policy = policy_for(model)
+    if policy is None:
+        verdict = assess(evidence.hits, model, override,
+                         query=None if evidence.follows else evidence.question)
+        confidence, sure = verdict.confidence, not verdict.low
+        maybe = sure
+        rule = f"dense score {confidence:.3f} (no fitted policy for {model})"
+    else:
+        confidence = round(policy.probability(evidence.signals), 3)
+        threshold = policy.threshold if override is None else override
+        sure, maybe = confidence >= threshold, confidence >= min(policy.ask_model, threshold)
+        rule = f"policy p={confidence:.3f}, answers from {threshold:.2f}" + (
+            f", asks the model from {min(policy.ask_model, threshold):.2f}" if with_model else "")
+    if evidence.absent:
+        return Decision("refuse", min(confidence, 0.2), "names the book never mentions: "
+                        + ", ".join(evidence.absent), evidence.signals, "not_mentioned")
+    if with_model:
+        return Decision("model" if maybe else "refuse", confidence, rule, evidence.signals)
+    if sure and not extractive.supported(evidence.composed, quantity_words(evidence.question)):
+        return Decision("refuse", min(confidence, 0.3), "asks for a number the quote does not "
+                        "state", evidence.signals)
+    return Decision("answer" if sure else "refuse", confidence, rule, evidence.signals)
+
+
 def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> Answer:
+    return explain_chat(req, retriever, llm, spend_cap, settings, paid)[0]
+
+
+def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool
+                 ) -> tuple[Answer, Decision | None]:
+    """The answer and the decision behind it (None when the question was empty)."""
     reserved = reserve(spend_cap, estimate_tokens(req, llm)) if paid else 0
     used = 0
     try:
         query, context, used = standalone_query(req, llm)
         used += approx_tokens(f"{query} {context}") if paid else 0
         if empty_question(req.question):
-            return refused(EMPTY_QUESTION, 0.0, [], {"code": "empty_question"})
-        hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
-                                  context=context)
-        question = req.question
-        for _ in range(RESPELL_ROUNDS):  # "humaniod" searched again as the book spells it
-            question, query, respelt = _respell(question, query, hits)
-            if not respelt:
-                break
-            hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
-                                      context=context)
-        # Word coverage is judged on what the reader asks now, and not for a follow-up that
-        # leans on the previous turn ("What's the catch with going that route?": its words are
-        # conversation, not the book's), with or without a model (a model's rewrite is in its
-        # own words); names the book never uses are still refused.
-        follows = bool(follow_up_context(req.question, req.history))
-        verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,
-                         query=None if follows else question)
-        absent = _absent_names(question, hits, retriever, req.filters)
-        if absent:
-            return refusal(_named_refusal(absent), min(verdict.confidence, 0.2), hits,
-                           {"code": "not_mentioned", "names": absent[:3]})
-        if verdict.level != "ok":
-            return refusal(REFUSAL, verdict.confidence, hits)
-        if llm is not None:  # links removed, claims checked against the passages they cite
+            return refused(EMPTY_QUESTION, 0.0, [], {"code": "empty_question"}), None
+        evidence = gather(req, retriever, query, context)
+        if getattr(retriever.embedder, "paid", False):
+            used += sum(approx_tokens(t) for t in evidence.embedded)
+        decision = decide(evidence, retriever.embedder.model_name,
+                          settings.low_confidence_threshold, llm is not None)
+        hits = evidence.hits
+        if decision.case == "not_mentioned":
+            return refusal(_named_refusal(evidence.absent), decision.confidence, hits,
+                           {"code": "not_mentioned", "names": evidence.absent[:3]}), decision
+        if decision.action == "refuse":
+            return refusal(REFUSAL, decision.confidence, hits), decision
+        if decision.action == "model":  # links removed, claims checked against the passages
             try:
                 result, tokens = model_answer(req.question, req.history, hits, llm,
-                                              retriever.embedder, verdict.confidence)
+                                              retriever.embedder, decision.confidence)
             except UpstreamError as exc:  # slow, down or rate-limited: the offline answer
-                result, tokens = offline_answer(exc, f"{query} {context}".strip(), hits,
-                                                retriever.embedder, req.page_url,
-                                                quantity_words(question), verdict.confidence)
+                result, tokens = offline_answer(exc, evidence.composed, hits,
+                                                quantity_words(evidence.question),
+                                                decision.confidence), 0
             used += tokens
-            return result
-        quantity = quantity_words(question)
-        composed = extractive.compose(f"{query} {context}".strip(), hits,
-                                      retriever.embedder.embed_batch, req.page_url, quantity)
-        if not extractive.supported(composed, quantity):
-            return refusal(REFUSAL, min(verdict.confidence, 0.3), hits)
+            return result, decision
     finally:
         if paid:
             settle(spend_cap, reserved, used)
-    return finish(composed.text, composed.sources, hits, verdict.confidence)
+    composed = evidence.composed
+    return finish(composed.text, composed.sources, hits, decision.confidence), decision
 
 
 def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
@@ -130,9 +203,10 @@ def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
     return apply_spelling(question, fixes), apply_spelling(query, fixes), True
 
 
-def _absent_names(question: str, hits, retriever, filters) -> list[str]:
-    """What the question names that the book never mentions: names (products, tools,
-    acronyms, identifiers) and rare words, as written. Each is looked for in the retrieved
+def _absent_words(question: str, hits, retriever, filters) -> tuple[list[str], list[str]]:
+    """What the question uses that the book never mentions, as written: its names (products,
+    tools, acronyms, identifiers: refused by name) and its rare words ("colcon", but also a
+    reader's own "laggy": one signal of the decision). Each is looked for in the retrieved
     chunks first, then by a word search of the whole book."""
     from functions.answers.names import absent_in, missing, rare_unknown_words
     from functions.search.sparse import terms
@@ -140,11 +214,15 @@ def _absent_names(question: str, hits, retriever, filters) -> list[str]:
 
     texts = [chunk_text(h) for h in hits]
     vocabulary = {t for text in texts for t in terms(text)}
-    absent = missing(question, texts)
-    absent += [w for w in rare_unknown_words(question, vocabulary, common_words())
-               if not any(w.lower() in a.lower() for a in absent)]
-    return [name for name in absent[:4]
-            if absent_in(name, [chunk_text(h) for h in retriever.word_search(name, filters)])]
+    names = missing(question, texts)
+    words = [w for w in rare_unknown_words(question, vocabulary, common_words())
+             if not any(w.lower() in a.lower() for a in names)]
+
+    def nowhere(found: list[str]) -> list[str]:
+        return [w for w in found[:4]
+                if absent_in(w, [chunk_text(h) for h in retriever.word_search(w, filters)])]
+
+    return nowhere(names), nowhere(words)
 
 
 def _named_refusal(names: list[str]) -> str:

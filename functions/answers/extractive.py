@@ -94,6 +94,11 @@ class Composed:
     sources: list[SearchHit] = field(default_factory=list)
     lex: float = 0.0  # weighted term coverage of the best block (0..1)
     sem: float = 0.0  # cosine of the question and the best block
+    # the best of any candidate block, whichever was quoted (the reader's page lifts the
+    # blocks of its own chunks for the choice, never these): what the decision reads
+    top_sem: float = 0.0
+    top_lex: float = 0.0
+    mean_sem: float = 0.0  # … and the mean cosine of all the candidate blocks
 
 
 def _leans_back(text: str) -> bool:
@@ -427,7 +432,8 @@ def compose(question: str, hits: Sequence[SearchHit],
         parts.append(others[0])
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, question) for c in parts)
-    return Composed(text, sources, best.lex, best.sem)
+    return Composed(text, sources, best.lex, best.sem, max(c.sem for c in cands),
+                    max(c.lex for c in cands), sum(c.sem for c in cands) / len(cands))
 
 
 def _below(c: Candidate, best: Candidate, sources: list[SearchHit]) -> bool:

@@ -63,30 +63,19 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
     return finish(text, hits, hits, confidence, check), tuple(embedded)
 
 
-def offline_answer(error: UpstreamError, query: str, hits: Sequence[SearchHit], embedder,
-                   page_url: str | None, quantity: set[str] | None,
-                   confidence: float) -> tuple[Answer, int]:
-    """The offline answer (functions.answers.extractive.compose, then finish) over the same
-    passages, in place of a model that was slow, down or rate-limited, marked
-    "offline-fallback"; and the paid tokens its block choice embedded. Any other failure is
-    raised again: a rejected key or an unknown model is the author's to fix, and hiding it would
-    leave the site offline for good."""
+def offline_answer(error: UpstreamError, composed: extractive.Composed,
+                   hits: Sequence[SearchHit], quantity: set[str] | None,
+                   confidence: float) -> Answer:
+    """The offline answer (the blocks functions.answers.extractive.compose chose over the same
+    passages, before the model was asked; then finish) in place of a model that was slow, down
+    or rate-limited, marked "offline-fallback". Any other failure is raised again: a rejected key
+    or an unknown model is the author's to fix, and hiding it would leave the site offline for
+    good."""
     if not error.transient:
         raise error
     logging.getLogger("textbook_chat").warning(
         "the model failed (slow, down or rate-limited); answered offline",
         extra={"fields": {"status": error.status}})  # no message: it may name the server
-    embedded: list[str] = []
-
-    def embed(texts: list[str]) -> list[list[float]]:
-        vectors = embedder.embed_batch(texts)
-        embedded.extend(texts)
-        return vectors
-    try:
-        composed = extractive.compose(query, hits, embed, page_url, quantity)
-    except UpstreamError:  # embeddings from the same failing provider: the words alone
-        composed = extractive.compose(query, hits, None, page_url, quantity)
-    paid = sum(approx_tokens(t) for t in embedded) if getattr(embedder, "paid", False) else 0
     if not extractive.supported(composed, quantity):
-        return offline_fallback(refusal(REFUSAL, min(confidence, 0.3), hits)), paid
-    return offline_fallback(finish(composed.text, composed.sources, hits, confidence)), paid
+        return offline_fallback(refusal(REFUSAL, min(confidence, 0.3), hits))
+    return offline_fallback(finish(composed.text, composed.sources, hits, confidence))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from indexer.evaluate.questions import ANSWERABLE_KINDS, Question
+from indexer.evaluate.questions import KINDS, Question
 
 TOP_K = 10
 NOT_CITABLE = "expected section cannot be cited (no indexed chunk holds that heading)"
@@ -148,7 +148,10 @@ def summarize(outcomes: Sequence[Outcome], citable: set[str],
     valid_citation = valid_citation or (lambda url: url in citable)
     cited = [url for o in outcomes for url in o.citations]
     by_kind = {}
-    for kind in (*ANSWERABLE_KINDS, "unanswerable"):
+    # the corpora's kinds in their usual order, then any other label in the order first seen
+    labels = dict.fromkeys(o.question.kind for o in outcomes)
+    kinds = [k for k in KINDS if k in labels] + [k for k in labels if k not in KINDS]
+    for kind in [k for k in kinds if k != "unanswerable"] + ["unanswerable"]:
         of_kind = [o for o in outcomes if o.question.kind == kind]
         if not of_kind:
             continue
@@ -157,7 +160,7 @@ def summarize(outcomes: Sequence[Outcome], citable: set[str],
             scores = {"n": scores["n"], "abstain_unanswerable": scores["abstain_unanswerable"]}
         else:
             scores.pop("abstain_unanswerable")
-            if kind != "multi":
+            if not any(o.question.also_url for o in of_kind):
                 scores.pop("answer_cites_also")
             scores["not_citable"] = sum(1 for o in of_kind if o.question.expected_url not in citable)
         by_kind[kind] = scores

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# The kinds the corpora use. Any other label is accepted too (a book's own question sets name
+# their kinds as they like: "para-goal", "exam"...): "unanswerable" is the one that means the
+# book does not answer it, and a label ending in "followup" or "multi" ("para-followup") takes
+# those kinds' rules.
 KINDS = ("concept", "fact", "howto", "keyword", "structured", "typo", "multi", "followup",
          "unanswerable")
 ANSWERABLE_KINDS = KINDS[:-1]
+KIND_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 ROLES = ("user", "assistant")
 FIELDS = ("id", "question", "expected_url", "expected_page", "kind")
 MAX_REPORTED = 20  # problems listed in one error; the rest are counted
@@ -47,6 +53,11 @@ class QuestionFileError(ValueError):
         super().__init__("\n".join(lines))
 
 
+def base_kind(kind: str) -> str:
+    """The rule a kind label takes: its last dash-separated part ("para-followup" -> "followup")."""
+    return kind.rsplit("-", 1)[-1]
+
+
 def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
     """One parsed line -> a Question, or the problems found in it."""
     if not isinstance(obj, dict):
@@ -62,8 +73,10 @@ def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
         if not isinstance(obj[name], str) or not obj[name].strip():
             problems.append(f"{where}: {name!r} must be a non-empty string")
     kind = obj["kind"]
-    if kind not in KINDS:
-        problems.append(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    if not isinstance(kind, str) or not KIND_LABEL.fullmatch(kind):
+        problems.append(f"{where}: kind {kind!r} must be a short label of letters, digits, '-' "
+                        f"or '_' (e.g. {', '.join(KINDS)}; 'unanswerable' when the book does "
+                        "not answer it)")
     elif kind == "unanswerable":
         for name in ("expected_url", "expected_page"):
             if obj[name] is not None:
@@ -88,11 +101,12 @@ def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
     ):
         problems.append(f"{where}: history must be a list of {{\"role\": \"user\"|\"assistant\", "
                         "\"content\": \"...\"}} turns")
-    elif kind == "followup" and not history:
+    elif isinstance(kind, str) and base_kind(kind) == "followup" and not history:
         problems.append(f"{where}: a followup question needs the earlier turns in \"history\"")
     also = obj.get("also")
     also_url = also.get("expected_url") if isinstance(also, dict) else None
-    if kind == "multi" and not (isinstance(also_url, str) and also_url.strip()):
+    multi = isinstance(kind, str) and base_kind(kind) == "multi"
+    if multi and not (isinstance(also_url, str) and also_url.strip()):
         problems.append(f"{where}: a multi question needs \"also\": {{\"expected_url\": ...}} "
                         "naming its second section")
     if problems:
@@ -105,7 +119,7 @@ def _check(obj: object, where: str) -> tuple[Question | None, list[str]]:
         kind=kind,
         line=0,
         history=tuple({"role": t["role"], "content": t["content"]} for t in history),
-        also_url=also_url if kind == "multi" else None,
+        also_url=also_url if multi else None,
     ), []
 
 

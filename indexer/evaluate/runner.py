@@ -2,9 +2,11 @@
 
 The questions go through the very code the API runs: standalone query, embedding with the
 collection's own model, Qdrant search in the requested mode, re-ranking, confidence, answer and
-citations. A recording search backend keeps the candidates Qdrant returned for each question, so
-the retrieved ranking (top 10, re-ranked by the chat path's own `rerank`) is scored alongside
-the final answer (its citations and low_confidence flag).
+citations. The retrieved ranking (top 10, ranked by the chat path's own retrieval) is scored
+alongside the final answer (its citations and low_confidence flag).
+
+The ranking scored is the answer's own retrieval (the last `retrieve` the chat path made, after
+any respelling), asked again for the top 10; not a word search made to check a name.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from functions.search.embeddings.factory import make_embedder
-from functions.search.ranking import rerank
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer.evaluate.metrics import TOP_K, Outcome, summarize
@@ -24,19 +25,26 @@ MODES = ("hybrid", "dense", "sparse")
 BASELINES = ("naive",)
 
 
-class RecordingBackend:
-    """A search backend that remembers the hits of the last search."""
+class RecordingRetriever:
+    """A retriever that remembers the arguments of the answer's last retrieve(), so the same
+    ranking can be asked again for the top 10."""
 
     def __init__(self, inner):
         self.inner = inner
-        self.last: list = []
+        self.last: tuple | None = None
 
-    def collection_meta(self) -> dict:
-        return self.inner.collection_meta()
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
-    def search(self, dense, sparse, limit, filters=None, mode="hybrid"):
-        self.last = list(self.inner.search(dense, sparse, limit, filters, mode))
-        return self.last
+    def retrieve(self, query, page_url=None, filters=None, mode="hybrid", top_k=5, context=""):
+        self.last = (query, page_url, filters, mode, context)
+        return self.inner.retrieve(query, page_url, filters, mode, top_k, context=context)
+
+    def ranking(self) -> list:
+        if self.last is None:
+            return []
+        query, page_url, filters, mode, context = self.last
+        return self.inner.retrieve(query, page_url, filters, mode, TOP_K, context=context)
 
 
 @dataclass
@@ -51,7 +59,6 @@ class EvalRun:
 def ask_all(
     questions: Sequence[Question],
     deps,
-    backend: RecordingBackend,
     mode: str = "hybrid",
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Outcome]:
@@ -59,10 +66,11 @@ def ask_all(
     from functions.answers.chat import answer_chat
     from functions.answers.requests import ChatRequest, Turn
 
-    retriever, llm, settings = deps.retriever, deps.chat_model, deps.settings
+    retriever = RecordingRetriever(deps.retriever)
+    llm, settings = deps.chat_model, deps.settings
     outcomes = []
     for q in questions:
-        backend.last = []
+        retriever.last = None
         start = clock()
         result = answer_chat(
             ChatRequest(question=q.question, mode=mode,
@@ -70,7 +78,7 @@ def ask_all(
             retriever, llm, deps.spend_cap, settings, deps.paid,
         )
         elapsed = (clock() - start) * 1000.0
-        ranking = rerank(backend.last, None, top_k=TOP_K)
+        ranking = retriever.ranking()
         outcomes.append(
             Outcome(
                 question=q,
@@ -138,14 +146,13 @@ def run_eval(
             build_naive_index(store, target, embedder)
         elif baseline is not None:
             raise ValueError(f"baseline {baseline!r} is not one of {', '.join(BASELINES)}")
-        backend = RecordingBackend(target)
         deps = Deps(
             settings.with_(collection=target.collection),
-            search=backend,
+            search=target,
             embedder=embedder,
             spend_cap=MemorySpendCap(10**12),  # an eval never spends the site's daily budget
         )
-        outcomes = ask_all(questions, deps, backend, mode)
+        outcomes = ask_all(questions, deps, mode)
         return EvalRun(summarize(outcomes, known, valid_citation), outcomes, target.collection,
                        mode, target.count())
     finally:

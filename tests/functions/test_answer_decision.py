@@ -31,10 +31,16 @@ def test_a_name_the_book_never_mentions_is_refused_by_name(client):
     assert all(t["url"] in ALL_URLS for t in body["related_topics"])
 
 
-def test_a_rare_word_the_book_never_uses_is_refused_by_name(client):
+def test_a_rare_word_the_book_never_uses_is_a_signal_not_a_refusal_by_name(client):
+    # Readers' own words ("laggy", "jerky", "mishear") are rare words a book may never use: as
+    # a refusal by name they refused 7 answerable questions in readers' words on the two
+    # development books for 3 near-topic ones caught (benchmarks/calibration.md), so a rare
+    # word is one signal of the fitted decision (functions.answers.decision), not a veto.
+    body = ask(client, "My control loop feels laggy, how do I measure its jitter?")
+    assert body["low_confidence"] is False
+    assert body["citations"][0]["url"] == "/book/docs/loop#loop-jitter"
     body = ask(client, "How do I build my encoder package with colcon?")
-    assert body["low_confidence"] is True
-    assert "“colcon”" in body["answer"]
+    assert "“colcon”" not in body["answer"]
 
 
 def test_a_misspelt_question_is_still_answered(client):

@@ -195,3 +195,19 @@ def test_latency_percentiles():
     assert percentile([], 50) is None
     run = summarize([out(q(f"q{i}", "a"), ["a"], ms=float(i)) for i in range(1, 21)], INDEX)
     assert run["latency_ms"] == {"p50": 10.5, "p95": pytest.approx(19.05)}
+
+
+def test_any_kind_label_is_reported_on_its_own_after_the_known_kinds():
+    run = summarize(
+        [
+            out(q("q1", "a", "para-goal"), ["a"], cites=["a"]),
+            out(q("q2", "b", "para-goal"), ["c"], low=True),
+            out(q("q3", None, "unanswerable"), ["a"], low=True),
+            out(q("q4", "c", "fact"), ["c"], cites=["c"]),
+        ],
+        INDEX,
+    )
+    assert list(run["by_kind"]) == ["fact", "para-goal", "unanswerable"]
+    assert run["by_kind"]["para-goal"]["answer_cites_expected"] == 0.5
+    assert run["by_kind"]["para-goal"]["abstain_answerable"] == 0.5
+    assert "answer_cites_also" not in run["by_kind"]["para-goal"]

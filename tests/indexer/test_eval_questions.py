@@ -55,10 +55,21 @@ def test_missing_field_is_named():
     assert msg.startswith("q.jsonl:2: missing field(s) expected_page;")
 
 
-def test_unknown_kind_and_empty_question():
-    found = problems({**GOOD, "kind": "trivia", "question": "  "})
+def test_bad_kind_and_empty_question():
+    found = problems({**GOOD, "kind": "no kind!", "question": "  "})
     assert "q.jsonl:1: 'question' must be a non-empty string" in found
-    assert any(p.startswith("q.jsonl:1: kind 'trivia' is not one of concept") for p in found)
+    assert any(p.startswith("q.jsonl:1: kind 'no kind!' must be a short label") for p in found)
+    assert any(p.startswith("q.jsonl:1: kind None must be") for p in problems({**GOOD, "kind": None}))
+
+
+def test_any_kind_label_is_accepted_and_takes_its_base_rules():
+    (q,) = parse_questions([json.dumps({**GOOD, "kind": "para-goal"})], "q.jsonl")
+    assert q.kind == "para-goal" and q.answerable
+    assert problems({**GOOD, "kind": "para-followup"}) == [
+        "q.jsonl:1: a followup question needs the earlier turns in \"history\""]
+    history = [{"role": "user", "content": "What is PID?"}]
+    (q,) = parse_questions([json.dumps({**GOOD, "kind": "para-followup", "history": history})])
+    assert q.history == ({"role": "user", "content": "What is PID?"},)
 
 
 def test_answerable_needs_urls_and_unanswerable_needs_nulls():
