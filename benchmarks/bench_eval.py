@@ -74,7 +74,7 @@ FLOORS = {
     "pai-hassaan": {"answer_cites_expected": 0.80, "abstain_unanswerable": 0.75,
                     "abstain_answerable_max": 0.12,
                     "para": {"answer_cites_expected": 0.20, "abstain_unanswerable": 0.55,
-                             "abstain_answerable_max": 0.50}},
+                             "abstain_answerable_max": 0.55}},
     "textbook": {"answer_cites_expected": 0.80, "abstain_unanswerable": 0.70,
                  "abstain_answerable_max": 0.07},
 }

@@ -13,7 +13,12 @@ from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
 from functions.settings import LOCAL_EMBEDDING_MODEL
 
-CANDIDATES = 10  # fetched from Qdrant, then re-ranked down to top_k
+# Fetched from Qdrant, then re-ranked down to top_k. Twice what is kept: Qdrant's RRF gives the
+# same score to a point ranked (3, 7) and one ranked (7, 3), and orders such ties differently
+# from one call to the next, so with 10 the 10th candidate changed between two askings of the
+# same question (2 of 220 answers on the development books); ranking.rank() re-scores all 20
+# and the ties at the cut no longer reach the top 5 (0 of 220).
+CANDIDATES = 20
 # A follow-up's context (functions.answers.prompt.follow_up_context) against its own words: the query
 # vector is question + 0.5 * context (normalised), the context's other words weigh 0.5 in BM25.
 # Chosen on pai-ali's follow-ups (0.5 and 0.7: 6/6 and 5/6 cite the expected section; 1.0, the
