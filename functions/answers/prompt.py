@@ -140,8 +140,9 @@ def follow_up_context(question: str, history: Sequence) -> str:
     return clean_turn(previous, 500)
 
 
-def echoes_instructions(answer: str) -> bool:
-    """True when an answer repeats our system rules (a prompt-injection leak)."""
+def echoes_instructions(answer: str, system: str = SYSTEM) -> bool:
+    """True when an answer repeats a line of our system prompt (a prompt-injection leak): the
+    chat's rules, or those `system` names (the selection's)."""
     low = " ".join(answer.lower().split())
-    rules = [" ".join(line.lower().split()) for line in SYSTEM.splitlines()]
+    rules = [" ".join(line.lower().split()) for line in system.splitlines()]
     return any(len(rule) > 40 and rule[:60] in low for rule in rules)

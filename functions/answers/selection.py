@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functions.answers import claims
 from functions.answers.citations import _MARKERS, snippet, strip_links, strip_markers
 from functions.answers.names import missing
+from functions.answers.prompt import echoes_instructions
 from functions.answers.question_kind import quantity_words, states_quantity
 from functions.answers.requests import SelectionRequest
 from functions.answers.text import plain_text
@@ -332,7 +333,7 @@ def extractive_answer(req: SelectionRequest) -> Answer:
 
 def model_answer(req: SelectionRequest, text: str) -> Answer:
     """Interpret a model's reply: cited → answer with the selection as [1]; else a refusal."""
-    if NOT_IN_SELECTION[:30].lower() in text.lower() or _leaks(text):
+    if NOT_IN_SELECTION[:30].lower() in text.lower() or echoes_instructions(text, SELECTION_SYSTEM):
         return refusal(req)
     text = strip_links(text)
 
@@ -348,12 +349,6 @@ def model_answer(req: SelectionRequest, text: str) -> Answer:
     confidence = (1.0 if cited else 0.5) * share
     return answered(checked.text, [selection_citation(req)], round(confidence, 3),
                     not cited or share < claims.MOSTLY_SUPPORTED)
-
-
-def _leaks(text: str) -> bool:
-    low = " ".join(text.lower().split())
-    return any(len(line) > 40 and " ".join(line.lower().split())[:60] in low
-               for line in SELECTION_SYSTEM.splitlines())
 
 
 def answer_selection(req: SelectionRequest, llm, spend_cap, tokens: int) -> Answer:
