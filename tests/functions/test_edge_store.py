@@ -190,6 +190,7 @@ def test_a_broken_index_is_named_to_readers_and_rebuilt_by_index(cli_env, capsys
     assert "rebuilding" not in err
 
 
+@pytest.mark.slow  # two indexing runs (~1-2 s)
 def test_an_index_of_a_newer_version_is_kept(cli_env, capsys):
     docs, qdrant, _ = cli_env
     _index(docs, capsys)

@@ -78,6 +78,7 @@ def test_slug_collision_names_both_files(docs, tmp_path, capsys):
     assert "a.md" in err and "b.md" in err and "slug" in err
 
 
+@pytest.mark.slow  # parses and chunks 10 MB (~1.5 s)
 def test_ten_megabyte_file(docs, tmp_path, capsys):
     para = "A long paragraph of text about sensors and control loops. " * 30 + "\n\n"
     body = "".join(f"## Section {i}\n\n{para * 3}" for i in range(2000))
