@@ -161,13 +161,13 @@ def cmd_ask(args) -> int:
         return 2
     history = Path(args.history) if args.history else None
     return ask(Question(args.question, args.selection, args.page_url, args.anchor, history),
-               as_json=args.json)
+               as_json=args.json, explain=args.explain)
 
 
-def ask(question: Question, as_json: bool = False, handler=None) -> int:
+def ask(question: Question, as_json: bool = False, handler=None, explain: bool = False) -> int:
     """One answer through the Lambda handler (or `handler`, e.g. the demo's), printed for a
     person; exit 2 for a question the API refuses as input (empty, too long), 1 for any other
-    failure."""
+    failure. `explain`: then why the chat path answered or refused (explain_decision)."""
     if not question.text.strip():
         print("textbook-chat ask: the question is empty; type one, e.g. "
               'textbook-chat ask "What is a PID controller?"', file=sys.stderr)
@@ -183,11 +183,14 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
         return 1
     from functions.api.http_errors import configure_logging  # here: it loads starlette
 
-    if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log
-        configure_logging(logging.ERROR)
     with contextlib.ExitStack() as stack:
-        handler = handler or _handler(function, stack)
+        deps = None
+        if handler is None:
+            handler, deps = _handler(function, stack)
+        if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log (after
+            configure_logging(logging.ERROR)  # the app is built: create_app sets LOG_LEVEL's)
         response = handler(api_gateway_event(f"/{function}", body), None)
+        why = explain_decision(body, deps) if explain and function == "chat" and deps else []
     data = json.loads(response.get("body") or "{}")
     lost = None
     if question.history and function == "chat" and "answer" in data:
@@ -209,6 +212,8 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
             print(f"  see: {t['title']}  {t['url']}")
         if data.get("low_confidence"):
             print(f"  (low confidence: {data.get('confidence')})")
+    if why and "error" not in data:
+        print("\n".join(why))
     if lost:
         print(f"textbook-chat ask: {lost}; this question and answer are not in it.",
               file=sys.stderr)
@@ -217,9 +222,34 @@ def ask(question: Question, as_json: bool = False, handler=None) -> int:
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
 
 
+def explain_decision(body: dict, deps) -> list[str]:
+    """Why the chat path answered or refused `body` (functions.answers.chat.explain_chat, the
+    same code with the same clients the handler just used): the rule that decided, the policy's
+    probability, every signal it read and the sections the quote was chosen among."""
+    from functions.answers.chat import explain_chat
+    from functions.answers.decision import FEATURES, POLICY_FILE, policy_for
+    from functions.api.validation import chat_request
+
+    _, decision = explain_chat(chat_request(body), deps.retriever, deps.chat_model,
+                               deps.spend_cap, deps.settings, deps.paid)
+    if decision is None:
+        return ["why: the question is empty"]
+    signals = decision.signals
+    lines = [f"why: {decision.action} ({decision.rule})",
+             "  signals: " + " · ".join(f"{name} {getattr(signals, name):.3f}"
+                                        for name in FEATURES)]
+    lines += [f"  read: {url}" for url in decision.chosen]
+    policy = policy_for(deps.embedder.model_name)
+    if policy is not None:
+        fitted = ", ".join(policy.notes.get("fitted_on", []))
+        lines.append(f"  policy: {POLICY_FILE.name} (fitted on {fitted}: `{policy.command}`)")
+    return lines
+
+
 def _handler(function: str, stack: contextlib.ExitStack):
-    """The deployed function's own handler; while another process (e.g. `serve`) holds the
-    local index, the same app over a read-only copy of it (indexer/local_index.py)."""
+    """The deployed function's own handler and its clients; while another process (e.g.
+    `serve`) holds the local index, the same app over a read-only copy of it
+    (indexer/local_index.py)."""
     if function == "chat":
         try:
             settings = Settings.from_env(os.environ)
@@ -233,8 +263,13 @@ def _handler(function: str, stack: contextlib.ExitStack):
             from functions.api.deps import Deps
 
             deps = Deps.from_env({**os.environ, "QDRANT_PATH": readable.qdrant_path})
-            return Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
-    return lambda_handler(function)
+            return Mangum(create_app(deps, "chat", threaded=False), lifespan="off"), deps
+    handler = lambda_handler(function)
+    if function != "chat":
+        return handler, None
+    from functions.api.handlers import chat
+
+    return handler, chat.deps
 
 
 def cmd_serve(args) -> int:
@@ -394,6 +429,9 @@ def add_parsers(sub) -> None:
                    help="continue the conversation kept in FILE (JSON [{role, content}]); "
                         "the question and answer are appended to it")
     p.add_argument("--json", action="store_true", help="print the API response as JSON")
+    p.add_argument("--explain", action="store_true",
+                   help="also print why it answered or refused: the rule, the fitted "
+                        "policy's probability, the signals it read, the sections quoted")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("invoke", help="call a Lambda handler with an API Gateway v2 event",

@@ -4,7 +4,7 @@ model → citations (functions.answers.finish)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from functions.answers import extractive
 from functions.answers.confidence import assess
@@ -125,6 +125,14 @@ def decide(evidence: Evidence, model: str, override: float | None, with_model: b
     (functions.answers.decision); a model without one keeps the dense thresholds of
     functions.answers.confidence. `override`: LOW_CONFIDENCE_THRESHOLD, the probability to
     answer at (the cosine level for a model without a policy)."""
+    decision = _decide(evidence, model, override, with_model)
+    chosen = tuple(dict.fromkeys(str(h.payload.get("url", ""))
+                                 for h in evidence.composed.sources))
+    return replace(decision, chosen=chosen)
+
+
+def _decide(evidence: Evidence, model: str, override: float | None, with_model: bool
+            ) -> Decision:
     policy = policy_for(model)
     if policy is None:
         verdict = assess(evidence.hits, model, override,

@@ -75,6 +75,7 @@ class Decision:
     rule: str  # which rule decided, in words
     signals: Signals
     case: str = ""  # "not_mentioned": refused by name
+    chosen: tuple[str, ...] = ()  # the sections the offline quote comes from (their urls)
 
 
 @lru_cache(maxsize=1)

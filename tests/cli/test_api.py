@@ -65,6 +65,24 @@ def test_ask_off_topic_and_selection(minilm_env):
     assert "/book/docs/loop#loop-jitter" in out.stdout
 
 
+def test_ask_explain_prints_why_it_answered_and_no_request_log(minilm_env):
+    env, cwd = minilm_env
+    env = {k: v for k, v in env.items() if k != "LOG_LEVEL"}
+    out = cli(env, cwd, "ask", "How do I measure loop jitter?", "--explain")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # one human answer: the JSON request log stays off
+    lines = out.stdout.splitlines()
+    why = next(i for i, ln in enumerate(lines) if ln.startswith("why: "))
+    assert lines[why].startswith("why: answer (policy p=") and "answers from 0.50" in lines[why]
+    p = float(lines[why].split("p=")[1].split(",")[0])
+    assert 0.5 <= p <= 1.0
+    assert lines[why + 1].startswith("  signals: cosine ") and "· passage " in lines[why + 1]
+    assert "  read: /book/docs/loop#loop-jitter" in lines
+    assert any(ln.startswith("  policy: answer_policy.json (fitted on pai-ali") for ln in lines)
+    out = cli(env, cwd, "ask", "How do I train a walking policy in Isaac Lab?", "--explain")
+    assert "why: refuse (names the book never mentions: Isaac Lab)" in out.stdout
+
+
 def test_ask_continues_a_conversation_with_history(minilm_env, tmp_path):
     env, cwd = minilm_env
     talk = tmp_path / "talk.json"
