@@ -107,15 +107,29 @@ def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
     follows = bool(follow_up_context(req.question, req.history))
     absent, unknown = _absent_words(question, hits, retriever, req.filters)
     embedded: list[str] = []
+    vectors: dict[str, list[float]] = {}  # a text is embedded once per question
 
     def embed(texts: list[str]) -> list[list[float]]:
-        embedded.extend(texts)
-        return retriever.embedder.embed_batch(texts)
+        todo = list(dict.fromkeys(t for t in texts if t not in vectors))
+        if todo:
+            embedded.extend(todo)
+            vectors.update(zip(todo, retriever.embedder.embed_batch(todo), strict=True))
+        return [vectors[t] for t in texts]
 
-    composed = extractive.compose(f"{query} {context}".strip(), hits, embed, req.page_url,
-                                  quantity_words(question))
-    found = signals(None if follows else question, hits, composed.top_sem, composed.top_lex,
-                    len(unknown), composed.mean_sem)
+    searched, quantity = f"{query} {context}".strip(), quantity_words(question)
+    composed = extractive.compose(searched, hits, embed, req.page_url, quantity)
+    # The reader's page lifts its own sections for the quote, never the decision: the signals
+    # are read from the same search ranked without it, so asking from another page can not turn
+    # an answer into a refusal (nor the page holding it a refusal into an answer).
+    plain = composed
+    if req.page_url:
+        filters = retriever.edition_filters(req.page_url, req.filters)
+        ranked = retriever.retrieve(query, None, filters, req.mode, req.top_k, context=context)
+        plain = extractive.compose(searched, ranked, embed, None, quantity)
+    else:
+        ranked = hits
+    found = signals(None if follows else question, ranked, plain.top_sem, plain.top_lex,
+                    len(unknown), plain.mean_sem)
     return Evidence(question, query, context, hits, follows, absent, unknown, composed, found,
                     tuple(embedded))
 
