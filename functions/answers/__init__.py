@@ -1,1 +1,1 @@
-"""Turning hits into an answer: the offline answerer, prompts, model answers, claim checks, citations and the chat/selection/sources flows; may import the top-level modules, services/, search/ and api.validation's request types, never the rest of api/."""
+"""Turning hits into an answer: the chat, selection and sources flows, the offline answerer, prompts, model answers, claim checks, citations and how an answer ends; may import the top-level modules, services/ and search/, never api/."""
