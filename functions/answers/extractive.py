@@ -208,6 +208,25 @@ def _defining_rows(text: str, term: str) -> str | None:
     return "\n".join(lines[:2] + rows) if rows else None
 
 
+def _named_rows(text: str, question: str) -> str | None:
+    """A table cut to its header and the one row the question names: the row whose first
+    cell's words are all in the question ("How big is one step of a 12-bit ADC?" and the row
+    "12 bit"). None when it names none, or several ("Which variables, such as COHERE_MODEL and
+    TOP_K, …" asks for the whole table; its names are examples)."""
+    lines = text.split("\n")
+    if len(lines) < 4:
+        return None
+    wanted = set(terms(question))
+    rows = []
+    for ln in lines[2:]:
+        head = set(terms(ln.strip().strip("|").split("|")[0]))
+        if head and head <= wanted:
+            rows.append(ln)
+    if len(rows) != 1 or len(lines) - 2 == 1:
+        return None
+    return "\n".join(lines[:2] + rows)
+
+
 def _announces(text: str) -> bool:
     """A paragraph that ends by pointing at what follows: "…the following:", or a sentence
     left open for the formula or code below it ("The relation with the loop period is")."""
@@ -351,8 +370,9 @@ def _render(c: Candidate, question: str) -> str:
     lead, follow = _lead_in(c), _follow_on(c)
     body = strip_markers(_trim_block(c.block, question))
     term = defined_term(question)
-    if c.block.kind == "table" and term is not None:
-        body = strip_markers(_defining_rows(c.block.text, term) or body)
+    if c.block.kind == "table":  # the rows that answer, when the question names them
+        rows = _defining_rows(c.block.text, term) if term is not None else None
+        body = strip_markers(rows or _named_rows(c.block.text, question) or body)
     if c.block.kind == "paragraph":
         body = _trim_paragraph(body, question)
         if follow is not None:

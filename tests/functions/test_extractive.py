@@ -31,15 +31,20 @@ def shown(question: str, hits: list[SearchHit], embed=None) -> tuple[str, list[d
     return link_citations(composed.text, composed.sources)
 
 
-def test_answer_in_a_table_is_quoted_whole_with_its_lead_in():
+def test_answer_in_a_table_is_quoted_with_its_lead_in_and_the_row_the_question_names():
     content = ("## Robots\n\nThe humanoids compared in this chapter:\n\n"
                "| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |\n"
                "| Atlas | 1.5 m | 89 kg |")
     text, cites = shown("How tall and heavy is Optimus Gen 2?", [hit(content)])
     assert text == ("The humanoids compared in this chapter [1]:\n\n"
-                    "| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |\n"
-                    "| Atlas | 1.5 m | 89 kg |")
+                    "| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |")
     assert [c["url"] for c in cites] == [f"{PAGE}#top"]
+    # a question naming no row, or several (its names are examples), gets the whole table
+    whole = ("| Robot | Height | Mass |\n|---|---|---|\n| Optimus Gen 2 | 1.73 m | 56 kg |\n"
+             "| Atlas | 1.5 m | 89 kg |")
+    assert shown("How tall and heavy are the compared humanoids?", [hit(content)])[0].endswith(whole)
+    assert shown("Which robots, such as Atlas and Optimus Gen 2, are compared by height?",
+                 [hit(content)])[0].endswith(whole)
 
 
 def test_answer_in_a_code_block_keeps_the_fence():
@@ -414,3 +419,19 @@ def test_selection_helpers_still_split_prose_sentences():
     out = sentences("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
                     "```python\nx = 1\n```")
     assert out == ["Jitter is the variation of the loop period.", "Measure it with a clock."]
+
+
+def test_a_quote_never_ends_on_what_it_announces():
+    # "… as follows:" is quoted with what it announces, or not at all (issue 25, item 3)
+    content = ("Calibrating the gyroscope takes three steps, as follows:\n\n"
+               "1. Put the robot on a level floor.\n2. Average 500 readings.\n"
+               "3. Subtract the average from every later reading.\n\n"
+               "## Next\n\nThe accelerometer is calibrated in the next chapter.")
+    text, _ = shown("What are the steps to calibrate the gyroscope?", [hit(content)])
+    assert "3. Subtract the average" in text
+    assert not text.rstrip().endswith(":")
+    lone = hit("Calibrating the gyroscope takes three steps, as follows:\n\n## Next\n\n"
+               "Put the robot on a level floor and average its readings to find the bias.",
+               "calibration", "Calibration")
+    text, _ = shown("How do I calibrate the gyroscope bias?", [lone])
+    assert text and not text.rstrip().endswith(":") and "as follows" not in text
