@@ -385,7 +385,7 @@ def serve(args, deps=None) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"textbook-chat serve: listening on {args.host}, reachable from other machines",
               file=sys.stderr)
-    print(f"textbook-chat: POST http://{args.host}:{args.port}/chat  /sources  /selection  /feedback  "
+    print(f"textbook-chat: POST http://{args.host}:{args.port}/chat  /sources  /selection  /feedback  /mcp  "
           f"GET /health (Ctrl+C stops)", file=sys.stderr)
     # uvicorn would believe X-Forwarded-For from any local client, who could then rotate it
     # past the per-IP limit: only behind a reverse proxy, when told which one

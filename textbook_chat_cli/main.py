@@ -1,5 +1,5 @@
-"""The `textbook-chat` command: index, check, demo, the API's serve/ask/invoke, eval, feedback
-and release. Each command module adds its parsers and names its function; main runs it."""
+"""The `textbook-chat` command: index, check, demo, the API's serve/ask/invoke, mcp, eval,
+feedback and release. Each command module adds its parsers and names its function; main runs it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from functions.errors import TextbookChatError
-from textbook_chat_cli import api, demo, evaluate, feedback, index, release
+from textbook_chat_cli import api, demo, evaluate, feedback, index, mcp_stdio, release
 
 EXAMPLES = """examples:
   textbook-chat demo                                  index the bundled sample book and ask it
@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   textbook-chat serve                                 the chat API on http://127.0.0.1:8787
   textbook-chat serve --watch website/docs            ... re-indexing every page you save
   textbook-chat ask "What is a PID controller?"
+  textbook-chat mcp                                   the book for an AI assistant (MCP, stdio)
   textbook-chat release stage website/docs            a reindex readers see only after `switch`
 """
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_parsers(sub)
     demo.add_parsers(sub)
     api.add_parsers(sub)
+    mcp_stdio.add_parsers(sub)
     evaluate.add_parsers(sub)
     feedback.add_parsers(sub)
     release.add_parsers(sub)

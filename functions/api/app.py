@@ -1,4 +1,5 @@
-"""The ASGI app (Starlette): POST /chat, /feedback, /selection and GET /health over Deps."""
+"""The ASGI app (Starlette): POST /chat, /sources, /feedback, /selection, /mcp and GET /health
+over Deps."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from functions.api import mcp
 from functions.api.admission import Gate
 from functions.api.crosssite import JsonCORSMiddleware, OriginRule, check_request
 from functions.api.http_errors import (
@@ -46,8 +48,10 @@ if TYPE_CHECKING:  # the answer code loads on a route's first request (see below
     from functions.answers.types import Answer
 
 BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
-             "sources": 64 * 1024}
-Work = Callable[[dict, str, str], dict]  # (body, client ip, request id) -> response fields
+             "sources": 64 * 1024, "mcp": 64 * 1024}
+# (body, client ip, request id) -> the response's fields, or the whole response (/mcp)
+Work = Callable[[bytes, str, str], "dict | Response"]
+Failure = Callable[[BaseException, str], Response]
 CLIENT_CLOSED = 499  # nginx's status for a request its client abandoned; logged, never sent
 
 
@@ -92,13 +96,15 @@ def _failure(exc: BaseException, request_id: str, extra: dict | None = None) -> 
         return json_response(error_body(err, request_id), 500, request_id)
 
 
-def endpoint(deps, route: str, work: Work, gate: Gate | None):
+def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure | None = None):
     """The route's handler. Its deadline starts when the request arrives (functions.deadline):
     reading the body, waiting for a turn and the work all spend from it. With a gate (a local
     server) the work runs on a thread once the gate gives it a turn; without one (Lambda, one
     request at a time) it runs inline, which saves anyio's thread machinery (~0.2 s of cold
-    start)."""
-    async def run(request: Request) -> JSONResponse:
+    start). `failure`: the response for an error (default: /chat's JSON error)."""
+    fail = failure or _failure
+
+    async def run(request: Request) -> Response:
         deadline = Deadline(request_seconds(request.scope.get("aws.context")))
         request_id, start = new_request_id(), time.perf_counter()
         ip = client_ip(request)
@@ -118,11 +124,12 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None):
             else:
                 async with gate.turn(deadline):
                     result = await run_in_threadpool(timed_work, raw)
-            response = respond(request_id, 200, result)
+            response = (result if isinstance(result, Response)
+                        else respond(request_id, 200, result))
         except ClientDisconnect:  # the reader left before sending the question: not a failure
             response = JSONResponse(None, CLIENT_CLOSED)
         except Exception as exc:  # every failure becomes JSON, never a stack trace
-            response = _failure(exc, request_id)
+            response = fail(exc, request_id)
         log("request", request_id=request_id, route=route, status=response.status_code,
             ms=round((time.perf_counter() - start) * 1000, 1),
             client=hashlib.sha256(ip.encode()).hexdigest()[:12])
@@ -142,16 +149,22 @@ def _record(deps, request_id: str, question: str, result: Answer, mode: str) -> 
 # Each route's answer code (answers.chat, sources, selection) and retrieval are imported on first
 # use, so each Lambda function loads only its own: the selection function never imports
 # retrieval, the store or an embedder (test_handlers checks).
+def answer(deps, body: bytes | dict, ip: str, request_id: str) -> dict:
+    """/chat's work on a body (raw, or parsed: MCP's ask_book): the rate limit, the request's
+    checks, the answer and its record."""
+    from functions.answers.chat import answer_chat
+
+    check_rate(deps.rate_limiter, ip)
+    req = chat_request(parse_json(body) if isinstance(body, bytes) else body)
+    result = answer_chat(req, deps.retriever, deps.chat_model, deps.spend_cap,
+                         deps.settings, deps.paid)
+    _record(deps, request_id, req.question, result, "chat")
+    return result.as_dict()  # the Answer stays typed until here
+
+
 def chat_work(deps) -> Work:
     def work(raw: bytes, ip: str, request_id: str) -> dict:
-        from functions.answers.chat import answer_chat
-
-        check_rate(deps.rate_limiter, ip)
-        req = chat_request(parse_json(raw))
-        result = answer_chat(req, deps.retriever, deps.chat_model, deps.spend_cap,
-                             deps.settings, deps.paid)
-        _record(deps, request_id, req.question, result, "chat")
-        return result.as_dict()  # the Answer stays typed until here
+        return answer(deps, raw, ip, request_id)
     return work
 
 
@@ -165,6 +178,73 @@ def sources_work(deps) -> Work:
         req = chat_request(parse_json(raw))
         return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid)
     return work
+
+
+def search_book(deps, body: dict, ip: str) -> dict:
+    """MCP's search_book: the sections themselves, in /sources' rate-limit bucket (no model)."""
+    from functions.answers.sources import search_sections
+
+    check_rate(deps.rate_limiter, f"{ip}|sources")
+    req = chat_request(body)
+    return {"sections": search_sections(req, deps.retriever, deps.spend_cap, deps.paid)}
+
+
+def mcp_tools(deps) -> mcp.RunTool:
+    """The MCP tools' work: each is its HTTP route's (functions.api.mcp)."""
+    def run(name: str, body: dict, ip: str, request_id: str) -> dict:
+        if name == "ask_book":
+            return answer(deps, body, ip, request_id)
+        return search_book(deps, body, ip)
+    return run
+
+
+def mcp_work(deps) -> Work:
+    """POST /mcp: one JSON-RPC message, answered as one JSON response (Streamable HTTP without
+    SSE), or 202 with no body for a notification."""
+    run_tool = mcp_tools(deps)
+
+    def work(raw: bytes, ip: str, request_id: str) -> Response:
+        reply = mcp.handle(raw, run_tool, ip, request_id)
+        if reply is None:
+            return Response(status_code=202, headers={REQUEST_ID_HEADER: request_id})
+        retry = ((reply.get("error") or {}).get("data") or {}).get("retry_after")
+        return json_response(reply, 200, request_id,
+                             {"Retry-After": str(retry)} if retry else None)
+    return work
+
+
+def mcp_failure(exc: BaseException, request_id: str) -> Response:
+    """A failure before the message is read (origin, size, configuration, busy): its HTTP
+    status, with a JSON-RPC error as the body."""
+    err = from_exception(exc)
+    if err.status >= 500:
+        log("error", logging.WARNING, request_id=request_id, code=err.code,
+            error=operator_detail(exc))
+    rpc = mcp.from_api_error(err)
+    return json_response(mcp.error_reply(None, rpc.code, rpc.message, rpc.data), err.status,
+                         request_id, error_headers(err))
+
+
+def mcp_route(deps, gate: Gate | None):
+    """/mcp: POST one message; GET (a server-sent event stream) and DELETE (a session) are
+    405, as the transport allows a server that keeps neither. A protocol version header the
+    server does not speak is 400, before any work."""
+    post = endpoint(deps, "mcp", mcp_work(deps), gate, mcp_failure)
+
+    async def run(request: Request) -> Response:
+        if request.method != "POST":
+            return mcp_failure(ApiError(405, "method_not_allowed", f"{request.method} is not "
+                                        "allowed on /mcp: POST one JSON-RPC message."),
+                               new_request_id())
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in mcp.PROTOCOL_VERSIONS:
+            return mcp_failure(ApiError(400, "unsupported_protocol_version",
+                                        f"MCP-Protocol-Version {version[:40]!r} is not "
+                                        f"supported; use one of "
+                                        f"{', '.join(mcp.PROTOCOL_VERSIONS)}."),
+                               new_request_id())
+        return await post(request)
+    return run
 
 
 def selection_work(deps) -> Work:
@@ -262,7 +342,8 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = None,
                cors_origin_regex: str | None = None, threaded: bool = True) -> Starlette:
-    """routes: "chat" (/chat, /sources, /feedback, /health), "selection" (/selection) or "all".
+    """routes: "chat" (/chat, /sources, /feedback, /mcp, /health), "selection" (/selection) or
+    "all".
     CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex.
     threaded=False runs the blocking work inline (Lambda: one request per container); True runs
     it on threads behind a gate (functions.api.admission) that answers 503 busy past capacity."""
@@ -275,6 +356,7 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
                         methods=["POST"]),
                   Route("/sources", endpoint(deps, "sources", sources_work(deps), gate),
                         methods=["POST"]),
+                  Route("/mcp", mcp_route(deps, gate), methods=["POST", "GET", "DELETE"]),
                   Route("/health", health(deps, threaded), methods=["GET"])]
     if routes in ("selection", "all"):
         table.append(Route("/selection", endpoint(deps, "selection", selection_work(deps), gate),
@@ -284,7 +366,7 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
     origins = list(cors_origins if cors_origins is not None else deps.allowed_origins)
     middleware = [Middleware(JsonCORSMiddleware, allow_origins=origins,
                              allow_origin_regex=cors_origin_regex, allow_methods=["GET", "POST"],
-                             allow_headers=["Content-Type"], max_age=600,
+                             allow_headers=["Content-Type", "MCP-Protocol-Version"], max_age=600,
                              expose_headers=[REQUEST_ID_HEADER, "Retry-After"])]
     app = Starlette(routes=table, middleware=middleware,
                     exception_handlers={HTTPException: _http_error})

@@ -145,7 +145,7 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
         proc.terminate()
         proc.wait(timeout=10)
     said = proc.stderr.read().decode()
-    assert f"POST http://127.0.0.1:{port}/chat  /sources  /selection  /feedback  GET /health" in said
+    assert f"POST http://127.0.0.1:{port}/chat  /sources  /selection  /feedback  /mcp  GET /health" in said
 
 
 def test_bad_event_files_and_ports_are_usage_errors(tmp_path, capsys):

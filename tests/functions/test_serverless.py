@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 LEFT_OUT = ["indexer", "textbook_chat_cli", "site-plugin", "tests", "samples", "benchmarks", ".venv"]
 ROUTES = {"POST /chat": "chat", "POST /sources": "chat", "POST /feedback": "chat", "GET /health": "chat",
-          "POST /selection": "selection"}
+          "POST /mcp": "chat", "GET /mcp": "chat", "DELETE /mcp": "chat", "POST /selection": "selection"}
 
 
 class _Loader(yaml.SafeLoader):

@@ -1,0 +1,92 @@
+"""`textbook-chat mcp`: the book as an MCP server on stdio, over the local index.
+
+A desktop assistant or an editor starts it and writes one JSON-RPC message a line; each reply is
+one line on stdout (logs go to stderr). The messages are answered by the deployed API's own code
+(functions.api.mcp with functions.api.app's tools), so search_book and ask_book give what
+`POST /mcp` gives on the same index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import BinaryIO, TextIO
+
+from functions.errors import ConfigError
+from functions.settings import Settings
+from indexer import local_index
+
+MCP_EXAMPLES = """examples:
+  textbook-chat mcp                                   the index in ./.textbook-chat/qdrant
+  QDRANT_PATH=/path/to/book/.textbook-chat/qdrant textbook-chat mcp
+
+In Claude Desktop's claude_desktop_config.json (see the README for VS Code):
+  {"mcpServers": {"textbook": {"command": "textbook-chat", "args": ["mcp"],
+                               "env": {"QDRANT_PATH": "/path/to/book/.textbook-chat/qdrant"}}}}
+"""
+LOCAL_CLIENT = "stdio"  # the rate limiter's key for the one local client
+
+
+def serve_stdio(deps, stdin: BinaryIO, stdout: TextIO) -> int:
+    """Answer each line of stdin until it closes."""
+    from functions.api import mcp
+    from functions.api.app import mcp_tools
+    from functions.api.http_errors import from_exception, new_request_id
+
+    run_tool = mcp_tools(deps)
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            deps.settings  # noqa: B018 (a configuration error answers every message, as the API)
+        except Exception as exc:  # noqa: BLE001
+            rpc = mcp.from_api_error(from_exception(exc))
+            reply = mcp.error_reply(_id_of(line), rpc.code, rpc.message, rpc.data)
+        else:
+            reply = mcp.handle(line, run_tool, LOCAL_CLIENT, new_request_id())
+        if reply is not None:
+            stdout.write(mcp.dumps(reply) + "\n")
+            stdout.flush()
+    return 0
+
+
+def _id_of(line: bytes):
+    import json
+
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def cmd_mcp(args) -> int:
+    from functions.api.deps import Deps
+    from textbook_chat_cli.api import missing_index_hint
+
+    hint = missing_index_hint("mcp")
+    if hint:
+        print(hint, file=sys.stderr)
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError:  # every message is answered with it, as the API does
+        settings = None
+    with contextlib.ExitStack() as stack:
+        # while `serve` or `index` holds the local index, a read-only copy of it
+        readable = stack.enter_context(local_index.readable(settings)) if settings else None
+        env = dict(os.environ)
+        if readable is not None and readable is not settings:
+            env["QDRANT_PATH"] = readable.qdrant_path
+        deps = Deps.from_env(env)
+        print("textbook-chat mcp: answering MCP messages on stdin (tools: search_book, "
+              "ask_book)", file=sys.stderr)
+        return serve_stdio(deps, sys.stdin.buffer, sys.stdout)
+
+
+def add_parsers(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("mcp", help="serve the book to AI assistants (MCP over stdio)",
+                       epilog=MCP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=cmd_mcp)
