@@ -26,8 +26,11 @@ from indexer.local_index import writing
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
 from indexer.routes import load_manifest
-from indexer.site_config import find_config, read_site_config
+from indexer.site_config import find_config, load_site_config
 from indexer.sync import Summary, sync_docs
+
+# Where docusaurus-plugin-textbook-chat writes the manifest by default (its `manifestPath`).
+DEFAULT_MANIFEST = Path(".textbook-chat") / "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,15 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
     if site_dir is None and find_config(docs_dir.resolve().parent):
         site_dir = docs_dir.resolve().parent  # the usual website/docs layout
     if site_dir is not None:
-        site = read_site_config(site_dir)
-        config = find_config(site_dir)
-        source = str(shown(config)) if config else f"Docusaurus defaults (no config in {site_dir})"
+        config = load_site_config(site_dir)
+        for warning in config.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        site, found = config.site, find_config(site_dir)
+        source = (f"{shown(found)}, {config.how}" if found
+                  else f"Docusaurus defaults (no config in {site_dir})")
+    found_manifest = False
+    if manifest is None and site_dir is not None and (site_dir / DEFAULT_MANIFEST).is_file():
+        manifest, found_manifest = site_dir / DEFAULT_MANIFEST, True  # the plugin's, beside the site
     site = _overridden(site, overrides)
     routes = None
     if manifest:
@@ -85,14 +94,27 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
             raise ConfigError(str(exc)) from None
         if overrides.base_url is None:  # the build's own baseUrl, which `check` strips off URLs
             site = replace(site, base_url=manifest_base_url(manifest, site.base_url))
+        if found_manifest:
+            _warn_unlisted(docs_dir, routes, manifest)
     elif site_dir is not None and _has_editions(site_dir):
         print(f"warning: {site_dir} has versions or translations, but without --manifest only "
               f"{docs_dir} is indexed. Pass --manifest .textbook-chat/manifest.json (the "
               "site plugin writes it at build time) to index every version and locale.",
               file=sys.stderr)
     if say:
-        say(describe_site(site, source, overrides.flags(), manifest))
+        say(describe_site(site, source, overrides.flags(), manifest, found_manifest))
     return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes)
+
+
+def _warn_unlisted(docs_dir: Path, routes: dict, manifest: Path) -> None:
+    """A manifest found by default may predate pages the author has added since: say so."""
+    unlisted = sources(docs_dir, routes).skipped
+    if unlisted:
+        print(f"warning: {len(unlisted)} page(s) of {docs_dir} are not in {shown(manifest)} "
+              f"({', '.join(unlisted[:3])}{', ...' if len(unlisted) > 3 else ''}): drafts, or "
+              "added since the site was last built or started, and not indexed. Run "
+              "`npm start` (or build) in the site to refresh it, or pass --manifest FILE.",
+              file=sys.stderr)
 
 
 def _overridden(site: SiteSettings, given: SiteOverrides) -> SiteSettings:
@@ -124,13 +146,17 @@ def manifest_base_url(path: Path, default: str) -> str:
     return base if isinstance(base, str) and base.startswith("/") else default
 
 
-def describe_site(site: SiteSettings, source: str, flags: list[str], manifest=None) -> str:
+def describe_site(site: SiteSettings, source: str, flags: list[str], manifest=None,
+                  found_manifest: bool = False) -> str:
     trailing = {True: "true", False: "false", None: "unset"}[site.trailing_slash]
     line = (f"Site settings: baseUrl {site.base_url}, routeBasePath {site.route_base_path or '/'}, "
             f"trailingSlash {trailing}, markdown {site.markdown_format} (from {source}")
     line += f"; {', '.join(flags)} given)" if flags else ")"
     if manifest:
-        line += f"; permalinks from {manifest}"
+        line += f"; permalinks from {shown(Path(manifest))}"
+        if found_manifest:
+            line += (" (found beside the site: the plugin writes it on `docusaurus start` and "
+                     "`build`; --manifest FILE to use another)")
     elif source.startswith("Docusaurus defaults"):
         line += "; pass --site-dir SITE (the folder of docusaurus.config.js) if this is not your site"
     return line

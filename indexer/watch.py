@@ -19,11 +19,11 @@ from pathlib import Path
 POLL_SECONDS = 1.0
 
 
-def fingerprint(docs_dir: Path, config: Path | None = None) -> tuple:
-    """What a sync depends on that an author edits: every .md/.mdx (partials too) and the config."""
+def fingerprint(docs_dir: Path, *also: Path | None) -> tuple:
+    """What a sync depends on that an author edits: every .md/.mdx (partials too), and the
+    site's config and manifest (`docusaurus start` rewrites it when a page moves)."""
     files = [p for p in docs_dir.rglob("*") if p.suffix.lower() in (".md", ".mdx")]
-    if config is not None and config.is_file():
-        files.append(config)
+    files += [path for path in also if path is not None and path.is_file()]
     out = []
     for path in sorted(files):
         try:
@@ -57,22 +57,22 @@ class LockedStore:
 class Watcher(threading.Thread):
     """Polls the docs folder; after a change that has settled, runs `sync()` once."""
 
-    def __init__(self, docs_dir: Path, sync: Callable[[], str], config: Path | None = None,
+    def __init__(self, docs_dir: Path, sync: Callable[[], str], files: tuple = (),
                  poll: float = POLL_SECONDS, say: Callable[[str], None] | None = None):
         super().__init__(name="textbook-chat-watch", daemon=True)
-        self.docs_dir, self.config, self.poll, self.sync = docs_dir, config, poll, sync
+        self.docs_dir, self.files, self.poll, self.sync = docs_dir, tuple(files), poll, sync
         self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
-        self.seen = fingerprint(docs_dir, config)
+        self.seen = fingerprint(docs_dir, *self.files)
         self.stopped = threading.Event()
         self.syncs = 0
 
     def run(self) -> None:
         while not self.stopped.wait(self.poll):
-            now = fingerprint(self.docs_dir, self.config)
+            now = fingerprint(self.docs_dir, *self.files)
             if now == self.seen:
                 continue
             time.sleep(min(self.poll, 0.3))  # an editor writes in steps: let it finish
-            self.seen = fingerprint(self.docs_dir, self.config)
+            self.seen = fingerprint(self.docs_dir, *self.files)
             try:
                 self.say(f"textbook-chat serve: {self.sync()}")
             except Exception as exc:  # noqa: BLE001 (the server keeps serving the old index)

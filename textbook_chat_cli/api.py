@@ -17,12 +17,12 @@ from functions.errors import ConfigError
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer import local_index
-from indexer.job import check_docs_dir, index_docs, resolve_job, say_stderr
+from indexer.job import DEFAULT_MANIFEST, check_docs_dir, index_docs, say_stderr
 from indexer.report import print_summary
 from indexer.site_config import find_config
 from indexer.watch import LockedStore, Watcher
 from textbook_chat_cli.events import api_gateway_event
-from textbook_chat_cli.options import port
+from textbook_chat_cli.options import add_site_options, index_job, port
 
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
 SERVE_EXAMPLES = """examples:
@@ -290,30 +290,30 @@ def cmd_serve(args) -> int:
 
     docs = Path(args.watch)
     check_docs_dir(docs)
-    site_dir = os.environ.get("TEXTBOOK_CHAT_SITE_DIR")
+    first = index_job(args, say_stderr, docs_dir=docs)  # a bad flag stops here, before serving
     settings = Settings.from_env(os.environ)
     store = LockedStore(QdrantStore.open(settings))
     deps = Deps.from_env(search=store)
     stack = contextlib.ExitStack()
     stack.enter_context(local_index.record_server(settings, docs))  # `index` names this serve
 
-    def sync(say=None, recreate=False):
-        """The docs as they are now, the site config re-read (the watcher watches it too)."""
-        job = resolve_job(docs, site_dir, say=say)
+    def sync(job, say=None, recreate=False):
         return index_docs(job, settings, embedder=deps.embedder, store=store, recreate=recreate,
                           say=say or (lambda _: None))
 
     def resync() -> str:
+        """The docs as they are now, the site config and manifest re-read (both are watched)."""
         start = time.perf_counter()
-        s = sync()
+        s = sync(index_job(args, docs_dir=docs))
         problems = "".join(f"\n  {p}" for p in s.problems)
         return (f"re-synced {docs}: sections embedded {s.embedded}, removed {s.deleted}, "
                 f"failed {s.failed} ({time.perf_counter() - start:.1f} s){problems}")
 
     try:
-        print_summary(sync(say_stderr, recreate=args.recreate), as_json=False)
-        watcher = Watcher(docs, resync,
-                          config=find_config(Path(site_dir) if site_dir else docs.resolve().parent))
+        print_summary(sync(first, say_stderr, recreate=args.recreate), as_json=False)
+        site_dir = args.site_dir or docs.resolve().parent
+        watcher = Watcher(docs, resync, files=(find_config(Path(site_dir)), first.manifest
+                                               or Path(site_dir) / DEFAULT_MANIFEST))
         watcher.start()
         print(f"textbook-chat serve: watching {docs} (a saved change is re-indexed within ~2 s)",
               file=sys.stderr)
@@ -413,10 +413,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--watch", type=Path, metavar="DOCS_DIR",
                    default=os.environ.get("TEXTBOOK_CHAT_WATCH"),
                    help="index DOCS_DIR at start and re-index each change while serving "
-                        "(site settings from docusaurus.config.* beside it)")
+                        "(site settings as `index` reads them: the options below)")
     p.add_argument("--recreate", action="store_true",
                    help="with --watch: drop the collection and index DOCS_DIR into it from "
                         "scratch (a new model, or to replace another book)")
+    add_site_options(p)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("ask", help="ask the book a question (the Lambda code path, locally)",

@@ -48,11 +48,16 @@ def port(raw: str) -> int:
 
 def add_site_options(p: argparse.ArgumentParser) -> None:
     """The docs folder's site settings and chunking limits (index, check, release stage)."""
-    g = p.add_argument_group("Docusaurus settings (default: read from --site-dir, else Docusaurus defaults)")
+    g = p.add_argument_group(
+        "Docusaurus settings (default: the site's docusaurus.config.*, run with the site's own "
+        "Node modules when installed, else read by pattern; else Docusaurus defaults)")
     g.add_argument("--site-dir", type=Path, default=os.environ.get("TEXTBOOK_CHAT_SITE_DIR"),
-                   help="the site folder holding docusaurus.config.js|ts")
+                   help="the site folder holding docusaurus.config.js|ts (default: the docs "
+                        "folder's parent when it holds one)")
     g.add_argument("--manifest", type=Path, default=os.environ.get("TEXTBOOK_CHAT_MANIFEST"),
-                   help="build manifest written by docusaurus-plugin-textbook-chat (exact permalinks)")
+                   help="build manifest written by docusaurus-plugin-textbook-chat on `docusaurus "
+                        "start` and `build` (exact permalinks; default: "
+                        "SITE_DIR/.textbook-chat/manifest.json when it exists)")
     g.add_argument("--base-url", default=os.environ.get("TEXTBOOK_CHAT_BASE_URL"))
     g.add_argument("--route-base-path", default=os.environ.get("TEXTBOOK_CHAT_ROUTE_BASE_PATH"))
     g.add_argument("--trailing-slash", choices=tuple(TRAILING_SLASH),
@@ -83,8 +88,10 @@ def chunk_options(args: argparse.Namespace) -> ChunkOptions:
         raise ConfigError(f"{CHUNK_FLAGS[exc.field]} {shown}: {exc}") from None
 
 
-def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None) -> IndexJob:
-    """The docs folder and its site options (add_site_options) as one resolved IndexJob."""
+def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None,
+              docs_dir: Path | None = None) -> IndexJob:
+    """The docs folder (args.docs_dir unless given) and its site options (add_site_options)
+    as one resolved IndexJob."""
     if args.site_dir is not None and not args.site_dir.is_dir():  # a typo: not the defaults
         raise ConfigError(f"--site-dir {args.site_dir} is not a folder: give the site folder "
                           "holding docusaurus.config.js (by default, the docs folder's parent).")
@@ -92,5 +99,5 @@ def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None
         base_url=args.base_url or None, route_base_path=args.route_base_path,
         trailing_slash=TRAILING_SLASH[args.trailing_slash] if args.trailing_slash else "keep",
         markdown_format=args.markdown_format or None)
-    return resolve_job(args.docs_dir, args.site_dir, args.manifest, overrides,
+    return resolve_job(docs_dir or args.docs_dir, args.site_dir, args.manifest, overrides,
                        chunk_options(args), say)

@@ -100,7 +100,9 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
     site = tmp_path / "site"
     docs = site / "docs"
     docs.mkdir(parents=True)
-    (site / "docusaurus.config.js").write_text("module.exports = {baseUrl: '/gears/'};\n")
+    # a template literal: read by pattern here (no node_modules), and trailingSlash after it kept
+    (site / "docusaurus.config.js").write_text(
+        "const name = 'gears';\nmodule.exports = {baseUrl: `/${name}/`, trailingSlash: true};\n")
     page = docs / "gears.md"
     page.write_text("# Gears\n\n## Spur gears\n\nA spur gear has straight teeth cut parallel "
                     "to its axis; it transmits motion between parallel shafts.\n")
@@ -110,7 +112,8 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
     port = _port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port", str(port),
-                             "--watch", str(docs)], env=env, cwd=tmp_path,
+                             "--watch", str(docs), "--route-base-path", "guide"],
+                            env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def health() -> dict:
@@ -146,7 +149,8 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         r = httpx.post(base + "/chat", json={"question": "Can a worm gear be back-driven?"},
                        timeout=60)
         assert r.status_code == 200
-        assert r.json()["citations"][0]["url"] == "/gears/docs/gears#worm-gears"
+        # the config's baseUrl and trailingSlash, the flag's routeBasePath
+        assert r.json()["citations"][0]["url"] == "/gears/guide/gears/#worm-gears"
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -4,7 +4,14 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const {publicConfig, validateOptions} = require('./options');
-const {buildManifest, findDocsPlugins, isInside, manifestFile, writeManifest} = require('./manifest');
+const {
+  buildManifest,
+  docsPluginsOfContent,
+  findDocsPlugins,
+  isInside,
+  manifestFile,
+  writeManifest,
+} = require('./manifest');
 const {runIndexer} = require('./indexer');
 const {exampleTopics, pageLabels} = require('./bookData');
 const {lastLocaleOfBuild} = require('./locales');
@@ -32,8 +39,17 @@ function pluginTextbookChat(context, options) {
     },
 
     // Docusaurus >= 3.6; merged into the global data above. Page names as the sidebar shows them.
+    // Also runs on `docusaurus start` (and again when a page changes): the manifest is written
+    // here too, so `textbook-chat index` / `serve --watch` find exact permalinks beside the site
+    // without a build. A build's postBuild writes it again from the final props.
     async allContentLoaded({allContent, actions}) {
       actions.setGlobalData({pageLabels: pageLabels(allContent), exampleTopics: exampleTopics(allContent)});
+      if (process.env.NODE_ENV === 'production') return; // `docusaurus build`: postBuild writes it
+      const baseUrl = context.baseUrl ?? context.siteConfig?.baseUrl ?? '/';
+      const plugins = docsPluginsOfContent(allContent, baseUrl);
+      const manifest = buildManifest({siteConfig: context.siteConfig, plugins, i18n: context.i18n, baseUrl});
+      const file = manifestFile(options.manifestPath, {siteDir: context.siteDir, i18n: context.i18n});
+      await writeManifest(file, manifest);
     },
 
     async postBuild(props) {

@@ -102,3 +102,30 @@ test('a multi-locale build runs the indexer once, after the last locale, on the 
 test('swizzle config marks the widget safe to eject and wrap', () => {
   assert.deepEqual(plugin.getSwizzleConfig().components.TextbookChat.actions, {eject: 'safe', wrap: 'safe'});
 });
+
+test('`docusaurus start` (allContentLoaded outside a production build) writes the same manifest as postBuild', async () => {
+  const {siteDir, props} = site();
+  props.plugins[0].content.loadedVersions[0].isLast = true;
+  props.plugins[0].content.loadedVersions[0].path = '/book/docs';
+  props.plugins[0].options.routeBasePath = '/docs'; // what Docusaurus's validation makes of 'docs'
+  const context = {siteDir, baseUrl: props.baseUrl, siteConfig: props.siteConfig, i18n: props.i18n};
+  const allContent = {'docusaurus-plugin-content-docs': {default: props.plugins[0].content}};
+  const file = path.join(siteDir, '.textbook-chat', 'manifest.json');
+  const before = process.env.NODE_ENV;
+  const opts = options();
+  try {
+    process.env.NODE_ENV = 'production';
+    await plugin(context, opts).allContentLoaded({allContent, actions: {setGlobalData() {}}});
+    assert.equal(fs.existsSync(file), false, 'a production build leaves it to postBuild');
+    delete process.env.NODE_ENV; // `docusaurus start` does not set it
+    await plugin(context, opts).allContentLoaded({allContent, actions: {setGlobalData() {}}});
+    const started = fs.readFileSync(file, 'utf8');
+    await plugin(context, opts).postBuild(props);
+    assert.equal(started, fs.readFileSync(file, 'utf8'));
+    assert.equal(JSON.parse(started).routeBasePath, '/docs');
+  } finally {
+    if (before === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = before;
+    fs.rmSync(siteDir, {recursive: true});
+  }
+});

@@ -14,6 +14,21 @@ function findDocsPlugins(plugins) {
   return (plugins || []).filter((plugin) => plugin.name === DOCS_PLUGIN_NAME && plugin.content);
 }
 
+/**
+ * The docs plugins as `allContentLoaded` sees them (content by plugin id, no options): the
+ * shape buildManifest reads, with routeBasePath read back from the last version's path
+ * (baseUrl + routeBasePath), so `docusaurus start` writes the manifest too.
+ */
+function docsPluginsOfContent(allContent, baseUrl) {
+  return Object.values(allContent?.[DOCS_PLUGIN_NAME] || {}).map((content) => {
+    const last = (content?.loadedVersions || []).find((v) => v.isLast) || content?.loadedVersions?.[0];
+    let route = last?.path ?? '';
+    if (route.startsWith(baseUrl)) route = route.slice(baseUrl.length);
+    route = route.replace(/^\/+|\/+$/g, '');
+    return {name: DOCS_PLUGIN_NAME, content, options: {routeBasePath: `/${route}`}}; // as Docusaurus normalises it
+  });
+}
+
 /** One manifest entry per built doc: every docs plugin instance, every version; drafts are not built. */
 function docEntries(docsPlugin, locale) {
   const versions = docsPlugin.content.loadedVersions || [];
@@ -91,6 +106,7 @@ module.exports = {
   MANIFEST_VERSION,
   ManifestError,
   buildManifest,
+  docsPluginsOfContent,
   findDocsPlugins,
   isInside,
   manifestFile,
