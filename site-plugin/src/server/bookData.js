@@ -70,4 +70,4 @@ function exampleTopics(allContent, count = EXAMPLE_COUNT) {
   return Array.from({length: count}, (_, i) => pool[Math.floor((i * pool.length) / count)]);
 }
 
-module.exports = {pageLabels, exampleTopics, sidebarDocs};
+module.exports = {pageLabels, exampleTopics, mainVersion, sidebarDocs};

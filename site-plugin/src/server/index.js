@@ -15,6 +15,7 @@ const {
 const {runIndexer} = require('./indexer');
 const {exampleTopics, pageLabels} = require('./bookData');
 const {lastLocaleOfBuild} = require('./locales');
+const {LLMS_FULL_TXT, LLMS_TXT, writeLlmsTxt} = require('./llmsTxt');
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
 
@@ -63,6 +64,13 @@ function pluginTextbookChat(context, options) {
       }
       await writeManifest(file, manifest);
       console.log(`[textbook-chat] wrote the build manifest (${manifest.docs.length} docs) to ${file}`);
+      if (options.llmsTxt) {
+        const wrote = await writeLlmsTxt(props, {apiUrl: options.apiUrl});
+        console.log(
+          `[textbook-chat] wrote ${LLMS_TXT} and ${LLMS_FULL_TXT} (${wrote.pages} pages, ${wrote.sections} sections) ` +
+            `to ${props.outDir}; the plugin option llmsTxt: false turns this off`,
+        );
+      }
       // Once per build, after the last locale: the indexer reads every locale's manifest
       // beside the default locale's one and indexes every version and locale in one run.
       if (options.indexer.run && lastLocaleOfBuild(props.i18n)) {

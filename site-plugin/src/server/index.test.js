@@ -58,6 +58,26 @@ test('postBuild writes the manifest outside the build folder by default', async 
   fs.rmSync(siteDir, {recursive: true});
 });
 
+test('postBuild writes llms.txt and llms-full.txt into the build folder, unless llmsTxt is false', async () => {
+  const {siteDir, props} = site();
+  const page = path.join(props.outDir, 'docs', 'intro', 'index.html');
+  fs.mkdirSync(path.dirname(page), {recursive: true});
+  fs.writeFileSync(page, '<article><div class="theme-doc-markdown markdown"><header><h1>Intro</h1></header>' +
+    '<p>Hello.</p><h2 class="anchor" id="first-steps">First steps<a href="#first-steps" class="hash-link">\u200b</a></h2>' +
+    '<p>Step one.</p></div><footer></footer></article>');
+  await plugin({siteDir}, options()).postBuild(props);
+  const list = fs.readFileSync(path.join(props.outDir, 'llms.txt'), 'utf8');
+  assert.match(list, /^- \[Intro\]\(https:\/\/example\.org\/book\/docs\/intro\)$/m);
+  const full = fs.readFileSync(path.join(props.outDir, 'llms-full.txt'), 'utf8');
+  assert.match(full, /### \[First steps\]\(https:\/\/example\.org\/book\/docs\/intro#first-steps\)\n\nStep one\./);
+
+  const off = site();
+  await plugin({siteDir: off.siteDir}, options({llmsTxt: false})).postBuild(off.props);
+  assert.equal(fs.existsSync(path.join(off.props.outDir, 'llms.txt')), false);
+  fs.rmSync(siteDir, {recursive: true});
+  fs.rmSync(off.siteDir, {recursive: true});
+});
+
 test('postBuild runs the indexer when asked and fails the build with its message', async () => {
   const {siteDir, props} = site();
   const cli = path.join(siteDir, 'fake-cli');

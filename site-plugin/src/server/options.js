@@ -70,6 +70,9 @@ const DEFAULT_OPTIONS = Object.freeze({
   // Build manifest for the indexer; relative paths are resolved against the site folder.
   // Default is outside the published build folder.
   manifestPath: '.textbook-chat/manifest.json',
+  // Write llms.txt and llms-full.txt (llmstxt.org) into each locale's build folder: every page
+  // of the version readers land on with its exact URL, and every section's text with its #anchor.
+  llmsTxt: true,
   // Run `<command> index <docsDir> --manifest <manifestPath> ...args` after the build.
   indexer: Object.freeze({run: false, command: 'textbook-chat', args: Object.freeze([])}),
   // Longest text selection the "Ask about this" popover accepts (the API caps selections too).
@@ -104,6 +107,7 @@ const OPTIONS_SCHEMA = Joi.object({
         '{{#label}} must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got {{#value}})',
     }),
   manifestPath: Joi.string().min(1).default(DEFAULT_OPTIONS.manifestPath),
+  llmsTxt: Joi.boolean().default(DEFAULT_OPTIONS.llmsTxt),
   indexer: Joi.object({
     run: Joi.boolean().default(DEFAULT_OPTIONS.indexer.run),
     command: Joi.string().min(1).default(DEFAULT_OPTIONS.indexer.command),

@@ -25,6 +25,7 @@ test('the defaults are the ones the README documents', () => {
   assert.deepEqual(DEFAULT_OPTIONS, {
     apiUrl: 'http://127.0.0.1:8787',
     manifestPath: '.textbook-chat/manifest.json',
+    llmsTxt: true,
     indexer: {run: false, command: 'textbook-chat', args: []},
     maxSelectionChars: 8000,
     selection: true,
@@ -56,6 +57,7 @@ test('wrong options fail with a message naming the option', () => {
   assert.equal(errorOf({maxSelectionChars: '8000'}), '"maxSelectionChars" must be a number');
   assert.equal(errorOf({maxSelectionChars: 0}), '"maxSelectionChars" must be greater than or equal to 1');
   assert.equal(errorOf({indexer: {run: 'yes'}}), '"indexer.run" must be a boolean');
+  assert.equal(errorOf({llmsTxt: 'no'}), '"llmsTxt" must be a boolean');
   assert.equal(errorOf({indexer: {args: '--dry-run'}}), '"indexer.args" must be an array');
   assert.equal(errorOf({labels: {button: ''}}), '"labels.button" is not allowed to be empty');
   assert.equal(errorOf({apiKey: 'sk-secret'}), '"apiKey" is not allowed');
