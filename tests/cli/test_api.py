@@ -185,7 +185,7 @@ def test_ask_without_an_index_names_the_folder_it_looked_in(tmp_path, monkeypatc
     assert "set QDRANT_COLLECTION to the one it holds (my-book)" in err
 
 
-@pytest.mark.parametrize("command", ["serve", "ask", "invoke", "index", "check"])
+@pytest.mark.parametrize("command", ["serve", "ask", "invoke", "index", "check", "mcp"])
 def test_each_command_s_help_shows_its_own_examples(command, capsys):
     from textbook_chat_cli.main import main
 
