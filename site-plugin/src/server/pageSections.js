@@ -41,19 +41,22 @@ function blockText(html) {
   const codes = [];
   let text = html
     .replace(/<(script|style|button|svg)\b[\s\S]*?<\/\1>/gi, '')
-    .replace(/<pre\b[^>]*>([\s\S]*?)<\/pre>/gi, (_, code) => {
+    .replace(/<pre\b([^>]*)>([\s\S]*?)<\/pre>/gi, (_, attrs, code) => {
+      const language = /\blanguage-([\w+#-]+)/.exec(attrs)?.[1] ?? '';
       // Prism ends each line with <br>; without one, each token-line span starts a line.
       const broken = /<br\s*\/?>/i.test(code)
         ? code.replace(/<br\s*\/?>/gi, '\n')
         : code.replace(/<span\b[^>]*class="[^"]*\btoken-line\b[^"]*"[^>]*>/gi, '\n');
       const lines = decode(broken.replace(/<[^>]+>/g, '')).replace(/^\n+|\n+$/g, '');
-      codes.push(`\`\`\`\n${lines}\n\`\`\``);
+      codes.push(`\`\`\`${language}\n${lines}\n\`\`\``);
       return `\n\n\u0000${codes.length - 1}\u0000\n\n`;
     })
     .replace(/<li\b[^>]*>/gi, '\n- ')
     .replace(/<\/t[hd]>\s*<t[hd]\b[^>]*>/gi, ' | ')
+    .replace(/<tr\b[^>]*>/gi, '\n')
+    .replace(/<\/?(thead|tbody|tr)\b[^>]*>/gi, '')
     .replace(/<(br|hr)\b[^>]*>/gi, '\n')
-    .replace(/<\/?(p|div|ul|ol|table|thead|tbody|tr|blockquote|details|summary|section|figure|dl|dt|dd)\b[^>]*>/gi, '\n\n')
+    .replace(/<\/?(p|div|ul|ol|table|blockquote|details|summary|section|figure|dl|dt|dd)\b[^>]*>/gi, '\n\n')
     .replace(/<[^>]+>/g, '');
   text = decode(text)
     .replace(/\u200b/g, '')

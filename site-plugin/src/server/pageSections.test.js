@@ -28,7 +28,7 @@ test('a doc page becomes its sections: heading ids and titles, and the text unde
   assert.equal(sections[0].text, 'A controller & its three terms.');
   assert.equal(sections[1].text, '- Start low.\n- Raise it until it oscillates.');
   assert.equal(sections[2].text,
-    '```\ndef d(e):\n    return e < 0\n```\n\nNo id here\n\nStill text.\n\nGain | Effect\n\nKp | faster');
+    '```python\ndef d(e):\n    return e < 0\n```\n\nNo id here\n\nStill text.\n\nGain | Effect\nKp | faster');
 });
 
 test('a page that is not a doc has no sections', () => {
