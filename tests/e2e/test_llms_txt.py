@@ -12,7 +12,7 @@ import re
 import httpx
 import pytest
 
-from tests.e2e.site_build import BASE_URL, SAMPLE
+from tests.e2e.site_build import BASE_URL, LOCALE, SAMPLE, VERSION, build_versioned_site
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
 
@@ -120,3 +120,29 @@ def test_mcp_tools_return_only_urls_the_build_serves(real_api, built_site):
             lands(built_site, url)
         seen += len(urls)
     assert seen >= 40
+
+
+@pytest.fixture(scope="module")
+def versioned(built_site):
+    return build_versioned_site(built_site)
+
+
+def test_each_locale_has_its_own_llms_txt_of_the_version_readers_land_on(versioned):
+    """The versioned (1.0 + next), two-locale site: build/llms.txt and build/fr/llms.txt list the
+    1.0 pages of their own language (served at the docs root), each link and anchor in the build."""
+    manifests = versioned.manifest.parent
+    for locale, prefix, manifest in (("en", "", manifests / "manifest.json"),
+                                     (LOCALE, f"{LOCALE}/", manifests / f"manifest.{LOCALE}.json")):
+        folder = versioned.build_dir / prefix
+        text = (folder / "llms.txt").read_text(encoding="utf-8")
+        assert f"(version {VERSION}, language {locale})" in text
+        listed = [url for _, url in LINK.findall(text[text.index("## Docs"):])]
+        docs = json.loads(manifest.read_text())["docs"]
+        assert sorted(listed) == sorted(SITE_URL + d["permalink"] for d in docs
+                                        if d["version"] == VERSION)
+        assert all(u.startswith(f"{SITE_URL}{BASE_URL}{prefix}docs/") for u in listed)
+        full = (folder / "llms-full.txt").read_text(encoding="utf-8")
+        links = [m.group(3) for m in HEADING_LINK.finditer(full)]
+        assert len(links) > len(listed)
+        for url in listed + links:
+            lands(versioned, url)
