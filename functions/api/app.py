@@ -233,9 +233,11 @@ def mcp_route(deps, gate: Gate | None):
 
     async def run(request: Request) -> Response:
         if request.method != "POST":
-            return mcp_failure(ApiError(405, "method_not_allowed", f"{request.method} is not "
-                                        "allowed on /mcp: POST one JSON-RPC message."),
-                               new_request_id())
+            response = mcp_failure(ApiError(405, "method_not_allowed", f"{request.method} is "
+                                            "not allowed on /mcp: POST one JSON-RPC message."),
+                                   new_request_id())
+            response.headers["Allow"] = "POST"
+            return response
         version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in mcp.PROTOCOL_VERSIONS:
             return mcp_failure(ApiError(400, "unsupported_protocol_version",

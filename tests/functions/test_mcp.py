@@ -206,7 +206,7 @@ def test_get_and_delete_are_405_and_a_bare_response_is_accepted(session):
     client = session()
     for method in ("GET", "DELETE"):
         response = client.handler(http_api_v2("/mcp", None, method=method), None)
-        assert response["statusCode"] == 405
+        assert response["statusCode"] == 405 and response["headers"]["allow"] == "POST"
         assert json.loads(response["body"])["error"]["data"]["code"] == "method_not_allowed"
     assert client.post({"jsonrpc": "2.0", "id": 5, "result": {}})["statusCode"] == 202
 
