@@ -58,8 +58,10 @@ class LambdaSession:
 @pytest.fixture
 def session(make_deps):
     def make(**given) -> LambdaSession:
-        return LambdaSession(Mangum(create_app(make_deps(**given), "chat", threaded=False),
-                                    lifespan="off"))
+        deps = make_deps(**given)
+        client = LambdaSession(Mangum(create_app(deps, "chat", threaded=False), lifespan="off"))
+        client.deps = deps
+        return client
     return make
 
 
@@ -223,3 +225,30 @@ def test_search_book_never_calls_a_model_ask_book_does(session, book_settings, f
     assert fake_openai.requests == []
     client.call("ask_book", {"question": "How does a complementary filter work?"})
     assert fake_openai.chat_requests  # the same deps do call the model for an answer
+
+
+@pytest.mark.parametrize("ctype, origin, status, code", [
+    ("text/plain", None, 415, "unsupported_media_type"),
+    ("application/x-www-form-urlencoded", "https://elsewhere.example", 403, "origin_not_allowed"),
+    ("application/json", "https://elsewhere.example", 403, "origin_not_allowed"),
+])
+def test_a_forged_tool_call_does_no_work(session, book_settings, fake_openai, ctype, origin,
+                                         status, code):
+    """What a page on another site could make a browser send: refused before the rate limit,
+    the budget and the model, with /chat's code in a JSON-RPC error."""
+    from functions.services.openai_http import OpenAIChat, OpenAIHttp
+
+    client = session(settings=book_settings.with_(chat_provider="openai", openai_api_key="k",
+                                                  openai_base_url=fake_openai.base_url),
+                     chat_model=OpenAIChat(OpenAIHttp("k", fake_openai.base_url)),
+                     rate_limiter=MemoryRateLimiter(10, 100))
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ask_book", "arguments": {"question": "How do I measure loop jitter?"}}})
+    client.origin = origin
+    response = client.post(call, headers={"content-type": ctype})
+    assert response["statusCode"] == status
+    body = json.loads(response["body"])
+    assert body["error"]["data"]["code"] == code and body["id"] is None
+    assert fake_openai.requests == []
+    assert client.deps.rate_limiter._counts == {}  # the reader's allowance is untouched
+    assert client.deps.spend_cap._used == 0 and client.deps.feedback.answers == {}
