@@ -11,6 +11,8 @@ exact URL and text, for a reader's AI assistant to read and cite; it judges them
 
 from __future__ import annotations
 
+import re
+
 from functions.answers.citations import related_topics
 from functions.answers.confidence import assess
 from functions.answers.prompt import follow_up_context
@@ -19,6 +21,7 @@ from functions.answers.sections import split_hit
 from functions.services.budget import approx_tokens, reserve, settle
 
 MAX_SOURCES = 3
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 
 
 def _retrieve(req: ChatRequest, retriever, spend_cap, paid: bool, context: str = "") -> list:
@@ -52,7 +55,7 @@ def search_sections(req: ChatRequest, retriever, spend_cap, paid: bool) -> list[
         for part in split_hit(hit):
             p = part.payload
             url = str(p.get("url") or "")
-            if not url or url in seen:
+            if not url or url in seen or not _has_body(str(p.get("content") or "")):
                 continue
             seen.add(url)
             out.append({"title": str(p.get("section_title") or p.get("doc_title") or ""),
@@ -62,6 +65,11 @@ def search_sections(req: ChatRequest, retriever, spend_cap, paid: bool) -> list[
                         "locale": str(p.get("locale") or ""),
                         "text": str(p.get("content") or "")})
     return out[:req.top_k]
+
+
+def _has_body(text: str) -> bool:
+    """Whether the section holds more than its heading (a page's H1 alone is no passage)."""
+    return any(line.strip() and not _HEADING.match(line) for line in text.splitlines())
 
 
 def _heading_path(payload: dict) -> list[str]:

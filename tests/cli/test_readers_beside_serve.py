@@ -110,3 +110,22 @@ def test_ask_eval_and_index_while_serve_watch_holds_the_index(serving, tmp_path,
     assert proc.poll() is None  # serve kept serving
     r = httpx.post(base + "/chat", json={"question": "Can a worm gear be back-driven?"}, timeout=60)
     assert r.status_code == 200 and "/gears/docs/gears#worm-gears" in r.text
+
+
+def test_mcp_over_stdio_reads_the_index_serve_watch_holds(serving, tmp_path):
+    """`textbook-chat mcp` beside `serve --watch`: a reader's assistant searches the same book."""
+    before = _copies()
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "search_book", "arguments": {"query": "What does a spur gear transmit?"}}}]
+    out = subprocess.run([sys.executable, "-m", "textbook_chat_cli", "mcp"], cwd=tmp_path,
+                         input="".join(json.dumps(m) + "\n" for m in messages), text=True,
+                         capture_output=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    sections = replies[1]["result"]["structuredContent"]["sections"]
+    assert sections[0]["url"] == "/gears/docs/gears#spur-gears"  # not the page title alone
+    assert "in use" not in out.stderr and _copies() == before  # the copy is deleted
