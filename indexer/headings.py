@@ -66,6 +66,7 @@ def _plain(token: Token) -> str:
         return token.content
     if kind in ("softbreak", "hardbreak"):
         return "\n"
+    # a text directive (indexer/directives.py) is only its label, the tokens after it
     if kind == "math_inline":
         return f"${token.content}$"
     if kind == "image":  # the alt text is slugged, though it is not visible
@@ -82,6 +83,8 @@ def _title(children: list[Token], mdx: bool) -> str:
             parts.append(" ")
         elif token.type == "math_inline":
             parts.append(f"${token.content}$")
+        elif token.type == "text_directive" and token.meta.get("simple"):
+            parts.append(token.content)  # shown again as `:name` (Docusaurus unusedDirectives)
     text = "".join(parts)
     if mdx:
         text = _MDX_STRING.sub(lambda m: m.group(2), _MDX_COMMENT.sub("", text))

@@ -26,6 +26,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from indexer import routes
 from indexer.blocks import units
+from indexer.directives import text_directive
 from indexer.discover import DOC_SUFFIXES, is_partial
 from indexer.frontmatter import decode, split
 from indexer.headings import heading_id
@@ -47,6 +48,7 @@ def parser(mdx: bool) -> MarkdownIt:
     md.use(footnote_plugin).use(dollarmath_plugin, double_inline=True)
     md.use(container_plugin, name="admonition", marker=":",
            validate=lambda params, *_: bool(re.match(r"\s*[A-Za-z]", params)))
+    md.inline.ruler.before("link", "text_directive", text_directive)
     md.core.ruler.at("inline", _inline_where_needed)
     if mdx:
         md.disable(["code", "html_block"])
