@@ -201,12 +201,12 @@ def _copy_service(dest: Path) -> None:
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
-    return serverless_package(tmp_path_factory.mktemp("sls"))
+    return serverless_package(tmp_path_factory.mktemp("sls"), region="eu-west-1")
 
 
-def serverless_package(folder: Path, *params: str) -> Path:
+def serverless_package(folder: Path, *params: str, region: str = "us-east-1") -> Path:
     """What an author runs: `npm ci` (the root lockfile) then `serverless package --stage ci`
-    with these extra `--param=...`; returns the .serverless folder."""
+    with these extra `--param=...` and AWS_REGION=region; returns the .serverless folder."""
     if not shutil.which("npm"):
         pytest.skip("npm is not installed: cannot run the Serverless Framework here")
     service = folder / "service"
@@ -217,8 +217,9 @@ def serverless_package(folder: Path, *params: str) -> Path:
         pytest.skip(f"npm cannot reach its registry: {done.stderr[-300:]}")
     assert done.returncode == 0, done.stderr[-3000:]
     env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline",
-               AWS_REGION="us-east-1", SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
-    env.pop("AWS_PROFILE", None)
+               AWS_REGION=region, SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_REGION"):
+        env.pop(name, None)
     done = subprocess.run([str(service / "node_modules/.bin/serverless"), "package", "--stage",
                            "ci", f"--param=pythonBin={sys.executable}",
                            *(f"--param={p}" for p in params)], cwd=service, env=env,
@@ -242,6 +243,30 @@ def test_a_misspelt_answers_param_is_named_with_its_values(packaged):
     assert ('--param="answers=ofline" is not an answer mode: use --param="answers=openai" or '
             '--param="answers=offline"') in out
     assert "Value not found" not in out
+
+
+@pytest.mark.slow
+def test_the_stack_goes_to_the_authors_region(packaged):
+    """AWS_REGION (as the AWS CLI that wrote the SSM settings reads it) is the stack's region;
+    --region wins; with neither, us-east-1."""
+    state = json.loads((packaged / "serverless-state.json").read_text())
+    assert state["service"]["provider"]["region"] == "eu-west-1"  # the fixture's AWS_REGION
+    service = packaged.parent
+
+    def printed_region(*args: str, **env: str) -> str:
+        base = {k: v for k, v in os.environ.items()
+                if k not in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")}
+        done = subprocess.run([str(service / "node_modules/.bin/serverless"), "print", "--stage",
+                               "ci", "--path", "provider.region", *args], cwd=service,
+                              env={**base, "SLS_TELEMETRY_DISABLED": "1", "AWS_ACCESS_KEY_ID": "x",
+                                   "AWS_SECRET_ACCESS_KEY": "x", "SLS_NOTIFICATIONS_MODE": "off",
+                                   **env}, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.strip()
+
+    assert printed_region(AWS_DEFAULT_REGION="ap-south-1") == "ap-south-1"
+    assert printed_region("--region", "eu-central-1", AWS_REGION="eu-west-1") == "eu-central-1"
+    assert printed_region() == "us-east-1"
 
 
 @pytest.mark.slow
@@ -308,3 +333,16 @@ def assert_lints_clean(packaged: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     rules = set(re.findall(r":([EWI]\d{4}):", done.stdout))
     assert rules <= {"W3005"}, done.stdout
+
+
+def test_the_deploy_commands_write_and_deploy_to_one_region():
+    """Every `aws ssm put-parameter` and `serverless deploy` the README and serverless.yml show
+    names the same region, so the functions find their settings where they run."""
+    for path in (ROOT / "README.md", ROOT / "serverless.yml"):
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines()
+                 if re.search(r"^\s*(#\s*)?(offline, no key: |npm ci && )?"
+                              r"(aws ssm put-parameter|npx serverless deploy) ", line)]
+        assert len(lines) >= 5, path
+        for line in lines:
+            assert '--region "$AWS_REGION"' in line, f"{path.name}: {line.strip()}"
+        assert re.search(r"^#?\s*export AWS_REGION=", path.read_text(encoding="utf-8"), re.M)
