@@ -1,5 +1,6 @@
 """The `textbook-chat` command: index, check, demo, the API's serve/ask/invoke, mcp, eval,
-feedback and release. Each command module adds its parsers and names its function; main runs it."""
+feedback, release and the deployed api-url. Each command module adds its parsers and names its
+function; main runs it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import sys
 
 from functions.errors import TextbookChatError
-from textbook_chat_cli import api, demo, evaluate, feedback, index, mcp_stdio, release
+from textbook_chat_cli import api, demo, deployed, evaluate, feedback, index, mcp_stdio, release
 
 EXAMPLES = """examples:
   textbook-chat demo                                  index the bundled sample book and ask it
@@ -19,6 +20,7 @@ EXAMPLES = """examples:
   textbook-chat ask "What is a PID controller?"
   textbook-chat mcp                                   the book for an AI assistant (MCP, stdio)
   textbook-chat release stage website/docs            a reindex readers see only after `switch`
+  textbook-chat api-url --stage prod                  after `serverless deploy`: the URL for the site
 """
 
 
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parsers(sub)
     feedback.add_parsers(sub)
     release.add_parsers(sub)
+    deployed.add_parsers(sub)
     return parser
 
 

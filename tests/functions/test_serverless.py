@@ -299,6 +299,7 @@ def test_package_builds_the_stack(packaged):
     policy = json.dumps(res["IamRoleLambdaExecution"]["Properties"]["Policies"])
     assert '"dynamodb:*"' not in policy and '"ssm:*"' not in policy
     assert "ssm:GetParameters" in policy and ":parameter/textbook-chat/ci/*" in policy
+    assert "HttpApiUrl" in template["Outputs"]  # what `textbook-chat api-url` prints
     state = (packaged / "serverless-state.json").read_text()  # what goes to the bucket
     assert "ci-placeholder" not in state and "sk-" not in state
 

@@ -152,8 +152,8 @@ function validateOptions({validate, options}, env = process.env) {
   if (env.NODE_ENV === 'production' && env.TEXTBOOK_CHAT_ALLOW_LOCAL_API !== '1' && isLoopbackUrl(valid.apiUrl)) {
     throw new Error(
       `[textbook-chat] This production build would send readers' questions to ${valid.apiUrl}, ` +
-        "an address on each reader's own computer. Set the deployed API's URL (the HttpApiUrl " +
-        '`serverless deploy` prints) in the TEXTBOOK_CHAT_API_URL environment variable (the reindex ' +
+        "an address on each reader's own computer. Set the deployed API's URL (what " +
+        '`textbook-chat api-url --stage STAGE` prints) in the TEXTBOOK_CHAT_API_URL environment variable (the reindex ' +
         "workflow's api-url input sets it) or in the plugin's apiUrl option. For a local test " +
         'build, set TEXTBOOK_CHAT_ALLOW_LOCAL_API=1.',
     );
@@ -161,10 +161,18 @@ function validateOptions({validate, options}, env = process.env) {
   return valid;
 }
 
+/**
+ * The API's base URL, which the widget appends /chat, /selection ... to. `serverless deploy`
+ * lists its endpoints (…/chat): one pasted as the URL is taken for the base it names.
+ */
+function apiBase(apiUrl) {
+  return apiUrl.replace(/\/+$/, '').replace(/\/(chat|selection|feedback|sources|health|mcp)$/, '');
+}
+
 /** The only values sent to the browser: no paths, commands or keys; labels of `locale`. */
 function publicConfig(options, locale) {
   return {
-    apiUrl: options.apiUrl.replace(/\/+$/, ''),
+    apiUrl: apiBase(options.apiUrl),
     maxSelectionChars: options.maxSelectionChars,
     selection: options.selection,
     selectionSelector: options.selectionSelector,
@@ -174,4 +182,4 @@ function publicConfig(options, locale) {
   };
 }
 
-module.exports = {DEFAULT_LABELS, DEFAULT_OPTIONS, OPTIONS_SCHEMA, isLoopbackUrl, validateOptions, publicConfig};
+module.exports = {DEFAULT_LABELS, DEFAULT_OPTIONS, OPTIONS_SCHEMA, apiBase, isLoopbackUrl, validateOptions, publicConfig};

@@ -129,3 +129,13 @@ test('a production build whose API is on the loopback fails and says what to set
   // `docusaurus start` (development) keeps the local API as its default
   assert.equal(validateOptions({validate: normalizePluginOptions, options: {}}, {}).apiUrl, 'http://127.0.0.1:8787');
 });
+
+test('the API URL is taken with or without a trailing /chat (the endpoint `serverless deploy` lists)', () => {
+  const base = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+  for (const given of [base, `${base}/`, `${base}/chat`, `${base}/chat/`, `${base}/health`]) {
+    assert.equal(publicConfig(validate({apiUrl: given})).apiUrl, base, given);
+  }
+  assert.equal(publicConfig(validate({apiUrl: `${base}/prod/chat`})).apiUrl, `${base}/prod`);
+  assert.equal(publicConfig(validate({apiUrl: `${base}/chatbot`})).apiUrl, `${base}/chatbot`);
+  assert.equal(publicConfig(validate({apiUrl: '/api/chat'})).apiUrl, '/api');
+});
