@@ -138,3 +138,29 @@ def test_every_flag_in_the_command_table_is_the_command_s():
         assert shown <= options, f"{command}: {shown - options} not in `textbook-chat {command} --help`"
         checked += 1
     assert checked >= 8
+
+
+def test_the_release_the_docs_name_is_the_version_and_the_changelog_s():
+    """README names one tag to pin; it is the package's and the plugin's version and the
+    CHANGELOG's latest release, so `git checkout <tag>` finds what the docs describe."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    plugin = json.loads((ROOT / "site-plugin" / "package.json").read_text())["version"]
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(tag `v\1`\)",
+                          (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert releases and releases[0] == version == plugin
+    tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", readme))
+    assert tags == {f"v{version}"}, tags
+    assert "git checkout v" + version in readme and "](CHANGELOG.md)" in readme
+    assert "fork" in readme and "mirror" in readme
+
+
+@pytest.mark.parametrize("page", ["README.md", "CHANGELOG.md", "site-plugin/README.md",
+                                  "docs/ARCHITECTURE.md"])
+def test_relative_links_resolve(page):
+    path = ROOT / page
+    text = re.sub(r"```.*?```|`[^`\n]*`", "", path.read_text(encoding="utf-8"), flags=re.S)
+    links = re.findall(r"\]\((?!https?://|#|mailto:)([^)\s#]+)", text)
+    assert page != "README.md" or len(links) >= 2
+    missing = [link for link in links if not (path.parent / link).exists()]
+    assert not missing, f"{page}: {missing}"
