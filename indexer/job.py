@@ -22,6 +22,7 @@ from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer.build import BuildResult, build_chunks
 from indexer.discover import sources
+from indexer.frontmatter import decode, split
 from indexer.local_index import writing
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
@@ -108,13 +109,21 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
 
 def _warn_unlisted(docs_dir: Path, routes: dict, manifest: Path) -> None:
     """A manifest found by default may predate pages the author has added since: say so."""
-    unlisted = sources(docs_dir, routes).skipped
+    unlisted = [rel for rel in sources(docs_dir, routes).skipped if not _draft(docs_dir / rel)]
     if unlisted:
         print(f"warning: {len(unlisted)} page(s) of {docs_dir} are not in {shown(manifest)} "
-              f"({', '.join(unlisted[:3])}{', ...' if len(unlisted) > 3 else ''}): drafts, or "
-              "added since the site was last built or started, and not indexed. Run "
+              f"({', '.join(unlisted[:3])}{', ...' if len(unlisted) > 3 else ''}): added since "
+              "the site was last built or started, and not indexed. Run "
               "`npm start` (or build) in the site to refresh it, or pass --manifest FILE.",
               file=sys.stderr)
+
+
+def _draft(path: Path) -> bool:
+    """`draft: true`: a build lists no page for it, rightly (`docusaurus start` does)."""
+    try:
+        return split(decode(path.read_bytes(), str(path)), str(path)).front_matter.get("draft") is True
+    except (OSError, Problem):
+        return False
 
 
 def _overridden(site: SiteSettings, given: SiteOverrides) -> SiteSettings:

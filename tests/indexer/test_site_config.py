@@ -144,6 +144,7 @@ def test_the_manifest_beside_the_site_is_used_by_default(tmp_path, capsys):
     docs.mkdir()
     (docs / "a.md").write_text("# A\n")
     (docs / "new.md").write_text("# New\n")
+    (docs / "wip.md").write_text("---\ndraft: true\n---\n# Not built\n")  # rightly not listed
     (tmp_path / "docusaurus.config.js").write_text("module.exports = {baseUrl: '/b/'};")
     (tmp_path / ".textbook-chat").mkdir()
     (tmp_path / ".textbook-chat" / "manifest.json").write_text(json.dumps({
@@ -155,6 +156,7 @@ def test_the_manifest_beside_the_site_is_used_by_default(tmp_path, capsys):
     assert job.manifest == tmp_path / ".textbook-chat" / "manifest.json"
     assert job.routes["a.md"].url == "/b/docs/a-page"
     assert "found beside the site" in lines[0]
-    assert ("1 page(s) of " in capsys.readouterr().err)
+    err = capsys.readouterr().err
+    assert "1 page(s) of " in err and "(new.md)" in err
     given = resolve_job(docs, manifest=tmp_path / ".textbook-chat" / "manifest.json")
     assert given.routes == job.routes and capsys.readouterr().err == ""
