@@ -164,3 +164,22 @@ def test_relative_links_resolve(page):
     assert page != "README.md" or len(links) >= 2
     missing = [link for link in links if not (path.parent / link).exists()]
     assert not missing, f"{page}: {missing}"
+
+
+def test_the_plugin_readme_describes_the_workflow_that_exists():
+    """site-plugin/README.md's workflow section names only inputs reindex.yml takes, every
+    required one, and its jobs; nothing it does not do (pip caching, an input `textbook-chat`)."""
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "reindex.yml").read_text())
+    inputs = workflow[True]["workflow_call"]["inputs"]  # YAML 1.1 reads `on:` as True
+    text = (ROOT / "site-plugin" / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Reindexing on every push"):text.index("## Development")]
+    named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+|collection|answers)`", section))
+    assert named <= set(inputs), named - set(inputs)
+    assert {name for name, spec in inputs.items() if spec.get("required")} <= named
+    for job in workflow["jobs"]:
+        assert f"**{job}**" in section, job
+    for command in ("release stage", "release switch", "textbook-chat check", "api-url"):
+        assert command in section, command
+    assert "pip" not in section.replace("pinned", "")  # the workflow keeps no pip cache
