@@ -45,7 +45,9 @@ def config() -> dict:
 
 def test_service_runtime_and_limits(config):
     p = config["provider"]
-    assert config["service"] == "textbook-chat" and str(config["frameworkVersion"]) == "3"
+    # osls 4.x, the maintained fork of Serverless v3 (v3 and its aws-sdk v2 are out of
+    # maintenance): test_deploy_tooling_is_pinned_by_the_root_lockfile
+    assert config["service"] == "textbook-chat" and str(config["frameworkVersion"]) == "4"
     assert (p["name"], p["runtime"], p["architecture"]) == ("aws", "python3.12", "arm64")
     assert p["timeout"] < 29 and p["memorySize"] == 1024
 
@@ -184,11 +186,12 @@ def test_deploy_tooling_is_pinned_by_the_root_lockfile(config):
     pkg = json.loads((ROOT / "package.json").read_text())
     lock = json.loads((ROOT / "package-lock.json").read_text())
     deps = pkg["devDependencies"]
-    assert deps == {"serverless": "3.40.0", "serverless-python-requirements": "6.1.2"}
+    assert deps == {"osls": "4.3.1", "serverless-python-requirements": "6.1.2"}
     for name, version in deps.items():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
     for plugin in config["plugins"]:
         assert plugin in deps or (ROOT / plugin).is_file(), plugin
+    assert "node_modules/serverless" not in lock["packages"]  # one deploy CLI: osls's `serverless`
 
 
 # --- the Serverless Framework itself, offline ------------------------------------------------
