@@ -228,7 +228,7 @@ def serverless_package(folder: Path, *params: str, region: str = "us-east-1") ->
                            *(f"--param={p}" for p in params)], cwd=service, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    # No "Invalid configuration" warning (python3.12 is added to v3's schema by a local plugin).
+    # No "Invalid configuration" warning (osls knows python3.12; v3 needed a local plugin for it).
     assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
     return service / ".serverless"
 
