@@ -248,24 +248,52 @@ def test_a_misspelt_answers_param_is_named_with_its_values(packaged):
     assert "Value not found" not in out
 
 
+def printed(service: Path, path: str, *args: str, **env: str) -> str:
+    """`serverless print --stage ci --path PATH` in a packaged service, with only these AWS_* set."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")}
+    done = subprocess.run([str(service / "node_modules/.bin/serverless"), "print", "--stage",
+                           "ci", "--path", path, *args], cwd=service,
+                          env={**base, "SLS_TELEMETRY_DISABLED": "1", "AWS_ACCESS_KEY_ID": "x",
+                               "AWS_SECRET_ACCESS_KEY": "x", "SLS_NOTIFICATIONS_MODE": "off",
+                               **env}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_access_log_on_and_budget_alarm_off_by_default_each_switchable(packaged):
+    template = json.loads((packaged / "cloudformation-template-update-stack.json").read_text())
+    res = template["Resources"]
+    log = res["HttpApiStage"]["Properties"]["AccessLogSettings"]
+    assert log["DestinationArn"] == {"Fn::GetAtt": ["HttpApiLogGroup", "Arn"]}
+    fields = json.loads(log["Format"])  # one JSON line per request: no reader IP, no body
+    assert fields["requestId"] == "$context.requestId" and fields["route"] == "$context.routeKey"
+    assert "sourceIp" not in log["Format"] and "userAgent" not in log["Format"]
+    assert res["HttpApiLogGroup"]["Properties"]["RetentionInDays"] == 14
+    assert printed(packaged.parent, "provider.logs", "--param=accessLog=off") == "httpApi: false"
+    budget = res["TextbookChatBudget"]
+    assert budget["Condition"] == "BudgetAlarmOn"
+    assert template["Conditions"]["BudgetAlarmOn"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "BudgetEmail"}, ""]}]}
+    assert template["Parameters"]["BudgetEmail"]["Default"] == ""  # off unless an email is given
+    assert budget["Properties"]["Budget"]["BudgetLimit"] == {"Amount": 10, "Unit": "USD"}
+    subscribers = [s for n in budget["Properties"]["NotificationsWithSubscribers"]
+                   for s in n["Subscribers"]]
+    assert subscribers and all(s["Address"] == {"Ref": "BudgetEmail"} for s in subscribers)
+    assert printed(packaged.parent, "resources.Parameters.BudgetEmail.Default",
+                   "--param=budgetEmail=me@example.org") == "me@example.org"
+
+
 @pytest.mark.slow
 def test_the_stack_goes_to_the_authors_region(packaged):
     """AWS_REGION (as the AWS CLI that wrote the SSM settings reads it) is the stack's region;
     --region wins; with neither, us-east-1."""
     state = json.loads((packaged / "serverless-state.json").read_text())
     assert state["service"]["provider"]["region"] == "eu-west-1"  # the fixture's AWS_REGION
-    service = packaged.parent
 
     def printed_region(*args: str, **env: str) -> str:
-        base = {k: v for k, v in os.environ.items()
-                if k not in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")}
-        done = subprocess.run([str(service / "node_modules/.bin/serverless"), "print", "--stage",
-                               "ci", "--path", "provider.region", *args], cwd=service,
-                              env={**base, "SLS_TELEMETRY_DISABLED": "1", "AWS_ACCESS_KEY_ID": "x",
-                                   "AWS_SECRET_ACCESS_KEY": "x", "SLS_NOTIFICATIONS_MODE": "off",
-                                   **env}, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout.strip()
+        return printed(packaged.parent, "provider.region", *args, **env)
 
     assert printed_region(AWS_DEFAULT_REGION="ap-south-1") == "ap-south-1"
     assert printed_region("--region", "eu-central-1", AWS_REGION="eu-west-1") == "eu-central-1"
