@@ -321,6 +321,10 @@ def test_package_builds_the_stack(packaged):
         assert mode == {"EMBEDDING_PROVIDER": "openai", "CHAT_PROVIDER": "openai"}  # the default
     target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
     assert "snapstart" not in json.dumps(target)  # the API calls the function itself
+    # no published versions piling up (each would be kept forever): only SnapStart needs one
+    assert "AWS::Lambda::Version" not in by_type
+    assert printed(packaged.parent, "provider.versionFunctions") == "false"
+    assert printed(packaged.parent, "provider.versionFunctions", "--param=snapStart=true") == "true"
     stage = res["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
     assert stage["ThrottlingRateLimit"] > 0 and stage["ThrottlingBurstLimit"] > 0
     assert res["HttpApi"]["Properties"]["CorsConfiguration"]["AllowOrigins"] == [
