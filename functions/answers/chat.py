@@ -91,15 +91,15 @@ class Evidence:
 def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
     """Retrieve (again with misspelt words respelt), look for the names and rare words the book
     never uses, and choose the blocks that would be quoted: everything the decision reads."""
-    hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
-                              context=context)
+    hits, ranked = retriever.ranked(query, req.page_url, req.filters, req.mode, req.top_k,
+                                    context=context)
     question = req.question
     for _ in range(RESPELL_ROUNDS):  # "humaniod" searched again as the book spells it
         question, query, respelt = _respell(question, query, hits)
         if not respelt:
             break
-        hits = retriever.retrieve(query, req.page_url, req.filters, req.mode, req.top_k,
-                                  context=context)
+        hits, ranked = retriever.ranked(query, req.page_url, req.filters, req.mode, req.top_k,
+                                        context=context)
     # Word coverage is judged on what the reader asks now, and not for a follow-up that
     # leans on the previous turn ("What's the catch with going that route?": its words are
     # conversation, not the book's), with or without a model (a model's rewrite is in its
@@ -121,13 +121,8 @@ def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
     # The reader's page lifts its own sections for the quote, never the decision: the signals
     # are read from the same search ranked without it, so asking from another page can not turn
     # an answer into a refusal (nor the page holding it a refusal into an answer).
-    plain = composed
-    if req.page_url:
-        filters = retriever.edition_filters(req.page_url, req.filters)
-        ranked = retriever.retrieve(query, None, filters, req.mode, req.top_k, context=context)
-        plain = extractive.compose(searched, ranked, embed, None, quantity)
-    else:
-        ranked = hits
+    plain = extractive.compose(searched, ranked, embed, None, quantity) if req.page_url \
+        else composed
     found = signals(None if follows else question, ranked, plain.top_sem, plain.top_lex,
                     len(unknown), plain.mean_sem)
     return Evidence(question, query, context, hits, follows, absent, unknown, composed, found,

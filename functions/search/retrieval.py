@@ -134,8 +134,17 @@ class Retriever:
     def retrieve(self, query: str, page_url: str | None = None,
                  filters: dict[str, str] | None = None, mode: str = "hybrid",
                  top_k: int = 5, context: str = "") -> list[SearchHit]:
+        return self.ranked(query, page_url, filters, mode, top_k, context)[0]
+
+    def ranked(self, query: str, page_url: str | None = None,
+               filters: dict[str, str] | None = None, mode: str = "hybrid", top_k: int = 5,
+               context: str = "") -> tuple[list[SearchHit], list[SearchHit]]:
+        """The top chunks with the reader's page lifted, and the same search's top chunks
+        without it (what the decision to answer reads): one embedding, one search."""
         filters = self.edition_filters(page_url, filters)
-        return rerank(self.candidates(query, filters, mode, context=context), page_url, top_k)
+        found = self.candidates(query, filters, mode, context=context)
+        lifted = rerank(found, page_url, top_k)
+        return lifted, (rerank(found, None, top_k) if page_url else lifted)
 
     def edition_filters(self, page_url: str | None, filters: dict[str, str] | None) -> dict:
         """filters, plus the version and locale of the reader's page where not given: answers

@@ -5,7 +5,7 @@ collection's own model, Qdrant search in the requested mode, re-ranking, confide
 citations. The retrieved ranking (top 10, ranked by the chat path's own retrieval) is scored
 alongside the final answer (its citations and low_confidence flag).
 
-The ranking scored is the answer's own retrieval (the last `retrieve` the chat path made, after
+The ranking scored is the answer's own retrieval (the last `ranked` search the chat path made, after
 any respelling), asked again for the top 10; not a word search made to check a name.
 """
 
@@ -26,8 +26,8 @@ BASELINES = ("naive",)
 
 
 class RecordingRetriever:
-    """A retriever that remembers the arguments of the answer's last retrieve(), so the same
-    ranking can be asked again for the top 10."""
+    """A retriever that remembers the arguments of the answer's last search (ranked()), so the
+    same ranking can be asked again for the top 10."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -36,9 +36,9 @@ class RecordingRetriever:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def retrieve(self, query, page_url=None, filters=None, mode="hybrid", top_k=5, context=""):
+    def ranked(self, query, page_url=None, filters=None, mode="hybrid", top_k=5, context=""):
         self.last = (query, page_url, filters, mode, context)
-        return self.inner.retrieve(query, page_url, filters, mode, top_k, context=context)
+        return self.inner.ranked(query, page_url, filters, mode, top_k, context=context)
 
     def ranking(self) -> list:
         if self.last is None:
