@@ -83,14 +83,18 @@ class Evidence:
     follows: bool  # a follow-up that leans on the previous turn
     absent: list[str]  # names the question uses and the book never mentions
     unknown: list[str]  # rare words of the question the book never uses
-    composed: extractive.Composed  # the offline answer's quote (and its blocks' scores)
+    composed: extractive.Composed | None  # the offline quote and its blocks' scores (None: not
+    # chosen yet, see gather's `meaning`)
     signals: Signals
     embedded: tuple[str, ...] = ()  # texts embedded for the block choice (paid with OpenAI)
 
 
-def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
+def gather(req: ChatRequest, retriever, query: str, context: str, meaning: bool = True
+           ) -> Evidence:
     """Retrieve (again with misspelt words respelt), look for the names and rare words the book
-    never uses, and choose the blocks that would be quoted: everything the decision reads."""
+    never uses, and choose the blocks that would be quoted: everything the decision reads.
+    `meaning`: False when no fitted policy reads the blocks and a model writes the answer (an
+    OpenAI embedding model): the blocks are chosen only if the model fails (`quote`)."""
     hits, ranked = retriever.ranked(query, req.page_url, req.filters, req.mode, req.top_k,
                                     context=context)
     question = req.question
@@ -116,6 +120,9 @@ def gather(req: ChatRequest, retriever, query: str, context: str) -> Evidence:
             vectors.update(zip(todo, retriever.embedder.embed_batch(todo), strict=True))
         return [vectors[t] for t in texts]
 
+    if not meaning:
+        found = signals(None if follows else question, ranked, 0.0, 0.0, len(unknown))
+        return Evidence(question, query, context, hits, follows, absent, unknown, None, found)
     searched, quantity = f"{query} {context}".strip(), quantity_words(question)
     composed = extractive.compose(searched, hits, embed, req.page_url, quantity)
     # The reader's page lifts its own sections for the quote, never the decision: the signals
@@ -135,8 +142,8 @@ def decide(evidence: Evidence, model: str, override: float | None, with_model: b
     functions.answers.confidence. `override`: LOW_CONFIDENCE_THRESHOLD, the probability to
     answer at (the cosine level for a model without a policy)."""
     decision = _decide(evidence, model, override, with_model)
-    chosen = tuple(dict.fromkeys(str(h.payload.get("url", ""))
-                                 for h in evidence.composed.sources))
+    sources = evidence.composed.sources if evidence.composed is not None else ()
+    chosen = tuple(dict.fromkeys(str(h.payload.get("url", "")) for h in sources))
     return replace(decision, chosen=chosen)
 
 
@@ -180,11 +187,12 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         used += approx_tokens(f"{query} {context}") if paid else 0
         if empty_question(req.question):
             return refused(EMPTY_QUESTION, 0.0, [], {"code": "empty_question"}), None
-        evidence = gather(req, retriever, query, context)
+        model = retriever.embedder.model_name
+        evidence = gather(req, retriever, query, context,
+                          meaning=llm is None or policy_for(model) is not None)
         if getattr(retriever.embedder, "paid", False):
             used += sum(approx_tokens(t) for t in evidence.embedded)
-        decision = decide(evidence, retriever.embedder.model_name,
-                          settings.low_confidence_threshold, llm is not None)
+        decision = decide(evidence, model, settings.low_confidence_threshold, llm is not None)
         hits = evidence.hits
         if decision.case == "not_mentioned":
             return refusal(_named_refusal(evidence.absent), decision.confidence, hits,
@@ -196,9 +204,9 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                 result, tokens = model_answer(req.question, req.history, hits, llm,
                                               retriever.embedder, decision.confidence)
             except UpstreamError as exc:  # slow, down or rate-limited: the offline answer
-                result, tokens = offline_answer(exc, evidence.composed, hits,
-                                                quantity_words(evidence.question),
-                                                decision.confidence), 0
+                composed, tokens = quote(evidence, retriever, req.page_url, exc)
+                result = offline_answer(exc, composed, hits, quantity_words(evidence.question),
+                                        decision.confidence)
             used += tokens
             return result, decision
     finally:
@@ -206,6 +214,29 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             settle(spend_cap, reserved, used)
     composed = evidence.composed
     return finish(composed.text, composed.sources, hits, decision.confidence), decision
+
+
+def quote(evidence: Evidence, retriever, page_url: str | None, error: UpstreamError
+          ) -> tuple[extractive.Composed, int]:
+    """The offline quote over the evidence's hits, and the paid tokens it embedded: the one
+    gather chose, or, when it chose none, chosen now (by words alone when the embeddings fail
+    too). A model rejected for good is raised again first (generation.offline_answer)."""
+    if evidence.composed is not None or not error.transient:
+        return evidence.composed, 0
+    searched = f"{evidence.query} {evidence.context}".strip()
+    quantity = quantity_words(evidence.question)
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        vectors = retriever.embedder.embed_batch(texts)
+        embedded.extend(texts)
+        return vectors
+    try:
+        composed = extractive.compose(searched, evidence.hits, embed, page_url, quantity)
+    except UpstreamError:
+        composed = extractive.compose(searched, evidence.hits, None, page_url, quantity)
+    paid = getattr(retriever.embedder, "paid", False)
+    return composed, sum(approx_tokens(t) for t in embedded) if paid else 0
 
 
 def _respell(question: str, query: str, hits) -> tuple[str, str, bool]:
