@@ -17,7 +17,7 @@ function check(custom, serverless) {
   throw new serverless.classes.Error(
     `--param="answers=${mode}" is not an answer mode: use ` +
       `${modes.map((m) => `--param="answers=${m}"`).join(' or ')} ` +
-      '(README "Two ways to answer"; openai is the default).'
+      '(docs/deploying.md "Two ways to answer"; openai is the default).'
   );
 }
 

@@ -1,4 +1,4 @@
-"""benchmarks/bench_claims (the claim check's separation, README "Model answers") still runs:
+"""benchmarks/bench_claims (the claim check's separation, docs/answers.md "Model answers") still runs:
 its passages, cases and scoring on the sample book, with a fake embedder."""
 
 from __future__ import annotations

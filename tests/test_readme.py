@@ -1,6 +1,8 @@
-"""README.md's "The HTTP API" section against the code it documents: the request fields of
-/chat, /selection and /feedback are the ones functions/api/validation.py accepts, its examples are
-accepted, and every response field, refusal code and error code it lists is the code's own."""
+"""README.md and the docs/ pages it links, against the code they document: docs/http-api.md's
+request fields of /chat, /selection and /feedback are the ones functions/api/validation.py
+accepts, its examples are accepted, and every response field, refusal code and error code it
+lists is the code's own; docs/cli.md's command table names real flags; README.md stays a front
+page (at most 16 KB, a table of contents) and every relative link of it and of docs/ resolves."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from functions.api.http_errors import SERVICE_MESSAGES, ApiError
 from functions.search.types import SearchHit
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 FUNCTIONS = ROOT / "functions"
 REQUESTS = {"/chat": validation.chat_request, "/selection": validation.selection_request,
             "/feedback": validation.feedback_request}
@@ -25,9 +28,9 @@ REQUESTS = {"/chat": validation.chat_request, "/selection": validation.selection
 
 @pytest.fixture(scope="module")
 def section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### The HTTP API")
-    return text[start:text.index("\n## ", start)]
+    text = (DOCS / "http-api.md").read_text(encoding="utf-8")
+    start = text.index("## What to send and what comes back")
+    return text[start:text.index("\n## ", start + 3)]
 
 
 def _table_after(text: str, marker: str) -> dict[str, str]:
@@ -106,22 +109,23 @@ def test_every_refusal_and_error_code_is_listed(section):
     assert {c for c in errors if f"`{c}`" not in table} == set()
 
 
-def test_every_setting_the_site_plugin_reads_is_in_the_readme():
-    """An author reads README, not options.js: each TEXTBOOK_CHAT_* the plugin reads is there."""
+def test_every_setting_the_site_plugin_reads_is_in_the_docs():
+    """An author reads the docs, not options.js: each TEXTBOOK_CHAT_* the plugin reads is in
+    README.md or a docs/ page."""
     plugin = "\n".join(p.read_text() for p in (ROOT / "site-plugin" / "src").rglob("*.js")
                        if not p.name.endswith(".test.js"))
     names = set(re.findall(r"\bTEXTBOOK_CHAT_[A-Z_]+", plugin))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *DOCS.glob("*.md")])
     assert "TEXTBOOK_CHAT_API_URL" in names
     assert {n for n in names if n not in readme} == set()
 
 
 def test_every_flag_in_the_command_table_is_the_command_s():
-    """The rows of README's `textbook-chat` table name flags the command really takes."""
+    """The rows of docs/cli.md's `textbook-chat` table name flags the command really takes."""
     from textbook_chat_cli.main import build_parser
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("## The `textbook-chat` command"):]
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    table = text[text.index("## Commands"):]
     subparsers = next(a for a in build_parser()._actions if a.dest == "command").choices
     checked = 0
     for line in table.splitlines():
@@ -141,29 +145,72 @@ def test_every_flag_in_the_command_table_is_the_command_s():
 
 
 def test_the_release_the_docs_name_is_the_version_and_the_changelog_s():
-    """README names one tag to pin; it is the package's and the plugin's version and the
-    CHANGELOG's latest release, so `git checkout <tag>` finds what the docs describe."""
+    """README and docs/deploying.md name one tag to pin; it is the package's and the plugin's
+    version and the CHANGELOG's latest release, so `git checkout <tag>` finds what they describe."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    deploying = (DOCS / "deploying.md").read_text(encoding="utf-8")
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
     plugin = json.loads((ROOT / "site-plugin" / "package.json").read_text())["version"]
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(tag `v\1`\)",
                           (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
     assert releases and releases[0] == version == plugin
-    tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", readme))
-    assert tags == {f"v{version}"}, tags
-    assert "git checkout v" + version in readme and "](CHANGELOG.md)" in readme
-    assert "fork" in readme and "mirror" in readme
+    for text in (readme, deploying):
+        tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", text))
+        assert tags == {f"v{version}"}, tags
+        assert "git checkout v" + version in text and "fork" in text and "mirror" in text
+    assert "](CHANGELOG.md)" in readme and "](../CHANGELOG.md)" in deploying
 
 
-@pytest.mark.parametrize("page", ["README.md", "CHANGELOG.md", "site-plugin/README.md",
-                                  "docs/ARCHITECTURE.md"])
+def _anchors(path: Path) -> set[str]:
+    """The heading ids GitHub gives a Markdown page (lowercase, punctuation dropped, spaces as -)."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower().replace("`", "")).replace(" ", "-")
+            for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+PAGES = ["README.md", "CHANGELOG.md", "site-plugin/README.md",
+         *sorted(str(p.relative_to(ROOT)) for p in DOCS.glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_relative_links_resolve(page):
+    """Every relative link, and every #anchor into a Markdown page, lands on something."""
     path = ROOT / page
     text = re.sub(r"```.*?```|`[^`\n]*`", "", path.read_text(encoding="utf-8"), flags=re.S)
-    links = re.findall(r"\]\((?!https?://|#|mailto:)([^)\s#]+)", text)
-    assert page != "README.md" or len(links) >= 2
-    missing = [link for link in links if not (path.parent / link).exists()]
+    links = re.findall(r"\]\((?!https?://|mailto:)([^)\s]+)\)", text)
+    assert page != "README.md" or len(links) >= 8
+    missing = []
+    for link in links:
+        target, _, anchor = link.partition("#")
+        file = (path.parent / target) if target else path
+        if not file.exists():
+            missing.append(link)
+        elif anchor and file.suffix == ".md" and anchor not in _anchors(file):
+            missing.append(link)
     assert not missing, f"{page}: {missing}"
+
+
+def test_the_docs_pages_are_all_linked_from_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = {p.name for p in DOCS.glob("*.md")}
+    assert {"deploying.md", "http-api.md", "cli.md", "answers.md", "development.md"} <= pages
+    assert {p for p in pages if f"](docs/{p})" not in readme} == set()
+
+
+def test_the_readme_is_a_front_page():
+    """At most 16 KB, with a table of contents that links every section, and the parts an
+    author looks for first: the two commands and the local path with `serve --watch`."""
+    raw = (ROOT / "README.md").read_bytes()
+    assert len(raw) <= 16_000, f"README.md is {len(raw):,} bytes; move detail to a docs/ page"
+    text = raw.decode("utf-8")
+    sections = re.findall(r"^## (.+)$", text, re.M)
+    assert sections[0] == "Contents"
+    contents = text[text.index("## Contents"):text.index("\n## ", text.index("## Contents") + 3)]
+    linked = set(re.findall(r"\]\(#([\w-]+)\)", contents))
+    assert linked == _anchors(ROOT / "README.md") - {"textbook-chat", "contents"}
+    assert "scripts/demo.sh" in text and "scripts/test.sh" in text
+    local = text[text.index("## Your own book, locally"):]
+    assert "textbook-chat serve --watch docs" in local and "textbook-chat ask" in local
 
 
 def test_the_plugin_readme_describes_the_workflow_that_exists():

@@ -21,7 +21,7 @@ MCP_EXAMPLES = """examples:
   textbook-chat mcp                                   the index in ./.textbook-chat/qdrant
   QDRANT_PATH=/path/to/book/.textbook-chat/qdrant textbook-chat mcp
 
-In Claude Desktop's claude_desktop_config.json (see the README for VS Code):
+In Claude Desktop's claude_desktop_config.json (see docs/http-api.md for VS Code):
   {"mcpServers": {"textbook": {"command": "textbook-chat", "args": ["mcp"],
                                "env": {"QDRANT_PATH": "/path/to/book/.textbook-chat/qdrant"}}}}
 """

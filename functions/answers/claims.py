@@ -13,7 +13,7 @@ A sentence is supported when 0.5 * lexical + 0.5 * dense >= THRESHOLD and lexica
 MIN_LEXICAL (0.6 and 0.4, chosen with benchmarks/bench_claims.py). Unsupported sentences,
 uncited ones and those citing a passage that does not exist are removed; connectives stay
 only before a kept sentence, and a sentence saying what the passages do not cover stays when
-anything else does. A code block stays when its lines are in a passage. Measured by `python -m benchmarks.bench_claims` (README "Claim check").
+anything else does. A code block stays when its lines are in a passage. Measured by `python -m benchmarks.bench_claims` (docs/answers.md "Model answers").
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ CONTEXT_WEIGHT = 0.5
 
 
 def deployment_mode(model: str | None) -> str | None:
-    """The deployment mode whose API embeds with this model (README: "Two ways to answer")."""
+    """The deployment mode whose API embeds with this model (docs/deploying.md: "Two ways to answer")."""
     if model == LOCAL_EMBEDDING_MODEL:
         return "offline"
     if model and model.startswith("text-embedding-"):

@@ -113,7 +113,7 @@ def _merge(env: Mapping[str, str], wanted: dict[str, str], data: dict) -> dict[s
     if missing:
         raise ConfigError(
             f"SSM has no parameter named by {', '.join(n + SUFFIX for n in sorted(missing))}: "
-            "create it (`aws ssm put-parameter --type SecureString`, README step 1) in this "
+            "create it (`aws ssm put-parameter --type SecureString`, docs/deploying.md step 1) in this "
             "stage's region, or deploy with that parameter's name fixed.")
     merged = dict(env)
     merged.update({name: values[param] for name, param in wanted.items()})

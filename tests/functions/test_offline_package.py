@@ -4,7 +4,7 @@ the zip (no site-packages), against a Qdrant REST stand-in on 127.0.0.1 holding 
 indexed with the local MiniLM. Any connection or name lookup beyond 127.0.0.1 fails the run.
 
 The zip is built for this machine (--param=pipArch/pipPython), from the same lock and
-serverless.yml as the arm64 one; the arm64 sizes are in README "Two ways to answer"."""
+serverless.yml as the arm64 one; the arm64 sizes are in docs/deploying.md "Two ways to answer"."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def test_api_gateway_throttles_every_route(config):
 
 def test_per_client_limits_do_not_lean_on_the_shared_throttle(config):
     """Per-IP limits live in the functions; the stage throttle, shared by all clients, is a
-    site-wide ceiling far above one client's allowance (the figures README.md documents)."""
+    site-wide ceiling far above one client's allowance (the figures docs/http-api.md documents)."""
     env = config["provider"]["environment"]
     per_minute = int(env["RATE_LIMIT_PER_MINUTE"].rsplit("'", 2)[-2])
     assert (per_minute, int(env["RATE_LIMIT_PER_DAY"].rsplit("'", 2)[-2])) == (10, 200)
@@ -125,7 +125,7 @@ def test_per_client_limits_do_not_lean_on_the_shared_throttle(config):
     burst = int(str(stage["ThrottlingBurstLimit"]).rsplit(",", 1)[-1].strip(" }"))
     assert (rate, burst) == (50, 100)
     assert rate * 60 >= 300 * per_minute  # 300 readers at their per-minute limit fit under it
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "http-api.md").read_text()
     assert "50 requests/s, burst 100" in readme and "RATE_LIMIT_PER_MINUTE` (10)" in readme
 
 
@@ -372,9 +372,9 @@ def assert_lints_clean(packaged: Path) -> None:
 
 
 def test_the_deploy_commands_write_and_deploy_to_one_region():
-    """Every `aws ssm put-parameter` and `serverless deploy` the README and serverless.yml show
-    names the same region, so the functions find their settings where they run."""
-    for path in (ROOT / "README.md", ROOT / "serverless.yml"):
+    """Every `aws ssm put-parameter` and `serverless deploy` docs/deploying.md and serverless.yml
+    show names the same region, so the functions find their settings where they run."""
+    for path in (ROOT / "docs" / "deploying.md", ROOT / "serverless.yml"):
         lines = [line for line in path.read_text(encoding="utf-8").splitlines()
                  if re.search(r"^\s*(#\s*)?(offline, no key: |npm ci && )?"
                               r"(aws ssm put-parameter|npx serverless deploy) ", line)]
