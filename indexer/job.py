@@ -179,6 +179,17 @@ def shown(path: Path) -> Path:
         return path
 
 
+def using_index(settings: Settings) -> str:
+    """The line `index`, `serve` and `ask` print first: which index and collection they use, so
+    an answer from another book's index shows at once. A server is named by its setting only:
+    QDRANT_URL may carry credentials, and CI logs are public."""
+    if settings.qdrant_url:
+        where = "Qdrant server (QDRANT_URL)"
+    else:
+        where = f"embedded at {shown(Path(settings.qdrant_path))}"
+    return f"Using index: {where}, collection {settings.collection!r}"
+
+
 def say_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 

@@ -17,7 +17,7 @@ from functions.errors import ConfigError
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer import local_index
-from indexer.job import DEFAULT_MANIFEST, check_docs_dir, index_docs, say_stderr
+from indexer.job import DEFAULT_MANIFEST, check_docs_dir, index_docs, say_stderr, using_index
 from indexer.report import print_summary
 from indexer.site_config import find_config
 from indexer.watch import LockedStore, Watcher
@@ -178,6 +178,8 @@ def ask(question: Question, as_json: bool = False, handler=None, explain: bool =
         print(f"textbook-chat ask: {exc}", file=sys.stderr)
         return 2
     hint = missing_index_hint("ask") if function == "chat" and handler is None else None
+    if function == "chat" and handler is None and not hint:  # the hint names where it looked;
+        say_index_in_use()  # `--selection` reads no index
     if hint and not as_json:  # the API's own message may not name the folder: it is ours
         print(f"{hint}.", file=sys.stderr)
         return 1
@@ -279,6 +281,7 @@ def cmd_serve(args) -> int:
         if args.recreate:
             raise ConfigError("--recreate goes with --watch DOCS_DIR (it rebuilds the index from "
                               "DOCS_DIR at start); without --watch, serve only reads the index.")
+        say_index_in_use()
         hint_missing_index()
         try:
             settings = Settings.from_env(os.environ)
@@ -292,6 +295,7 @@ def cmd_serve(args) -> int:
     check_docs_dir(docs)
     first = index_job(args, say_stderr, docs_dir=docs)  # a bad flag stops here, before serving
     settings = Settings.from_env(os.environ)
+    say_stderr(using_index(settings))
     store = LockedStore(QdrantStore.open(settings))
     deps = Deps.from_env(search=store)
     stack = contextlib.ExitStack()
@@ -321,6 +325,16 @@ def cmd_serve(args) -> int:
     finally:
         store.close()
         stack.close()
+
+
+def say_index_in_use() -> None:
+    """`Using index: …` on stderr (indexer.job.using_index); a setting that does not parse is
+    left to the API's own error, which names it."""
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError:
+        return
+    say_stderr(using_index(settings))
 
 
 def missing_index_hint(command: str, settings: Settings | None = None) -> str | None:

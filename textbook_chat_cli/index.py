@@ -12,7 +12,7 @@ from functions.settings import Settings
 from indexer import local_index
 from indexer.build import export_jsonl, require_docs
 from indexer.check import check_chunks
-from indexer.job import build, index_docs, say_stderr
+from indexer.job import build, index_docs, say_stderr, using_index
 from indexer.report import print_summary
 from indexer.sync import Summary
 from textbook_chat_cli.options import add_site_options, index_job
@@ -66,6 +66,7 @@ def cmd_index(args) -> int:
         print_summary(summary, as_json=args.json, dry_run=True, export=args.export)
         return 1 if built.failed else 0
     settings = Settings.from_env(os.environ)
+    say_stderr(using_index(settings))
     refuse_while_held(settings, job.docs_dir)
     summary = index_docs(job, settings, recreate=args.recreate)
     print_summary(summary, as_json=args.json, export=args.export)

@@ -70,7 +70,8 @@ def test_ask_explain_prints_why_it_answered_and_no_request_log(minilm_env):
     env = {k: v for k, v in env.items() if k != "LOG_LEVEL"}
     out = cli(env, cwd, "ask", "How do I measure loop jitter?", "--explain")
     assert out.returncode == 0, out.stderr
-    assert out.stderr == ""  # one human answer: the JSON request log stays off
+    # one human answer: the JSON request log stays off; stderr says only which index it read
+    assert out.stderr == "Using index: embedded at qdrant, collection 'textbook'\n"
     lines = out.stdout.splitlines()
     why = next(i for i, ln in enumerate(lines) if ln.startswith("why: "))
     assert lines[why].startswith("why: answer (policy p=") and "answers from 0.50" in lines[why]
