@@ -241,6 +241,7 @@ def explain_decision(body: dict, deps) -> list[str]:
              "  signals: " + " · ".join(f"{name} {getattr(signals, name):.3f}"
                                         for name in FEATURES)]
     lines += [f"  read: {url}" for url in decision.chosen]
+    lines += [f"  not answered: “{part}” (it names what the book never mentions)" for part in decision.uncovered]
     policy = policy_for(deps.embedder.model_name)
     if policy is not None:
         fitted = ", ".join(policy.notes.get("fitted_on", []))

@@ -4,6 +4,7 @@ model → citations (functions.answers.finish)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from functions.answers import extractive
@@ -22,7 +23,7 @@ from functions.answers.prompt import (
     recent,
     rewrite_messages,
 )
-from functions.answers.question_kind import empty_question, quantity_words
+from functions.answers.question_kind import empty_question, parts, quantity_words
 from functions.answers.requests import ChatRequest
 from functions.answers.types import Answer, refused
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
@@ -30,6 +31,7 @@ from functions.errors import UpstreamError
 from functions.search.ranking import chunk_text
 from functions.services.budget import approx_tokens, reserve, settle
 
+UNCOVERED_PART = "The book doesn't mention {names}, so this part is not answered: “{part}”."
 CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
 REWRITE_MAX_TOKENS = 60
 # A respelt word can bring the sections that spell the next one ("debounse a push buton":
@@ -195,6 +197,10 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         decision = decide(evidence, model, settings.low_confidence_threshold, llm is not None)
         hits = evidence.hits
         if decision.case == "not_mentioned":
+            partial = None if llm is not None else answer_in_part(
+                req, retriever, model, settings.low_confidence_threshold)
+            if partial is not None:
+                return partial
             return refusal(_named_refusal(evidence.absent), decision.confidence, hits,
                            {"code": "not_mentioned", "names": evidence.absent[:3]}), decision
         if decision.action == "refuse":
@@ -214,6 +220,43 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             settle(spend_cap, reserved, used)
     composed = evidence.composed
     return finish(composed.text, composed.sources, hits, decision.confidence), decision
+
+
+def answer_in_part(req: ChatRequest, retriever, model: str, override: float | None
+                   ) -> tuple[Answer, Decision] | None:
+    """A multi-part question refused for a name the book never mentions ("What is a URDF, and
+    how do I install it on Windows?"): the parts that name nothing missing are looked up and
+    decided alone, as questions of their own; those the policy answers are quoted (one after
+    the other) and each part that names something missing is said not to be answered. None
+    when no part is answered, or none names anything missing (the whole refusal stands)."""
+    asked = parts(req.question)
+    if not asked or req.history:
+        return None
+    decided = []
+    for part in asked:
+        evidence = gather(replace(req, question=part), retriever, part, "")
+        decided.append((part, evidence, _decide(evidence, model, override, False)))
+    answered = [(e, d) for _, e, d in decided if d.action == "answer" and e.composed is not None]
+    missing = [(p, e) for p, e, d in decided if d.case == "not_mentioned"]
+    if not answered or not missing:
+        return None
+    texts, sources = [], []
+    for evidence, _ in answered:  # each quote's [n] renumbered after the quotes before it
+        offset = len(sources)
+        texts.append(re.sub(r"\[(\d+)\]", lambda m, k=offset: f"[{int(m[1]) + k}]",
+                            evidence.composed.text))
+        sources += evidence.composed.sources
+    notes = [UNCOVERED_PART.format(names=_names(e.absent), part=p.rstrip("?.! "))
+             for p, e in missing]
+    confidence = min(d.confidence for _, d in answered)
+    answer = finish("\n\n".join(texts), sources, answered[0][0].hits, confidence)
+    if answer.low_confidence:
+        return None
+    answer = replace(answer, answer=f"{answer.answer}\n\n{' '.join(notes)}")
+    first = answered[0][1]
+    chosen = tuple(dict.fromkeys(str(h.payload.get("url", "")) for h in sources))
+    return answer, replace(first, rule=f"answered in part ({len(answered)} of {len(asked)}); "
+                           + first.rule, chosen=chosen, uncovered=tuple(p for p, _ in missing))
 
 
 def quote(evidence: Evidence, retriever, page_url: str | None, error: UpstreamError
@@ -274,6 +317,10 @@ def _absent_words(question: str, hits, retriever, filters) -> tuple[list[str], l
 
 
 def _named_refusal(names: list[str]) -> str:
+    return NAMED_REFUSAL.format(names=_names(names))
+
+
+def _names(names: list[str]) -> str:
+    """“A”, “B” or “C”: the names the book never mentions, as a refusal shows them."""
     shown = [f"“{n}”" for n in names[:3]]
-    joined = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-    return NAMED_REFUSAL.format(names=joined)
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]

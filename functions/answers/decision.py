@@ -76,6 +76,7 @@ class Decision:
     signals: Signals
     case: str = ""  # "not_mentioned": refused by name
     chosen: tuple[str, ...] = ()  # the sections the offline quote comes from (their urls)
+    uncovered: tuple[str, ...] = ()  # parts of a multi-part question the book does not answer
 
 
 @lru_cache(maxsize=1)

@@ -205,3 +205,36 @@ def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str
 def empty_question(question: str) -> bool:
     """No content word at all: only stop words, punctuation or symbols."""
     return not terms(question)
+
+
+# A question that asks two things: "What is a URDF, and how much does the kit cost?" or
+# "What is a URDF? How much does the kit cost?". A part needs words of its own to be looked
+# up alone: two content words, or one that is no common English word ("What is a URDF?");
+# "…, and why?" or "…, and by how much?" stays with the part before it.
+_PART_BREAK = re.compile(
+    r"(?:[,;]\s*|\s+)(?:and|but|also|plus)\s+(?=(?:what|how|why|which|when|where|who|whose|does|"
+    r"do|did|is|are|was|were|can|could|should|would|will|has|have)\b)"
+    r"|(?<=\?)\s+(?=\S)", re.I)
+PART_TERMS = 2  # content words that let a part be searched alone
+
+
+def parts(question: str) -> tuple[str, ...]:
+    """The questions a multi-part question asks, each as the reader wrote it; () for a question
+    that asks one thing (or whose parts are too short to look up alone)."""
+    from functions.tokens import common_words
+
+    def alone(piece: str) -> bool:
+        words = set(terms(piece))
+        return len(words) >= PART_TERMS or any(
+            w.lower() not in common_words() for w in re.findall(r"[^\W\d_]{3,}", piece))
+
+    pieces = [p.strip(" ,;") for p in _PART_BREAK.split(question) if p and p.strip(" ,;?")]
+    out: list[str] = []
+    for piece in pieces:
+        if out and not alone(piece):
+            out[-1] = f"{out[-1]}, and {piece}"
+        else:
+            out.append(piece)
+    if len(out) > 1 and not alone(out[0]):
+        out[:2] = [f"{out[0]}, and {out[1]}"]
+    return tuple(out) if len(out) > 1 else ()

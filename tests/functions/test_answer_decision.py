@@ -185,3 +185,33 @@ def test_the_widget_default_labels_are_the_api_wordings():
     assert label("refusalNotMentioned") == NAMED_REFUSAL
     assert label("refusalEmptyQuestion") == EMPTY_QUESTION
     assert label("refusalOffTopic") == OFF_TOPIC
+
+
+def test_a_multi_part_question_is_answered_in_part_and_says_which_part_is_not():
+    from functions.answers.question_kind import parts
+
+    assert parts("What is a URDF? How much does the Jetson kit cost?") == (
+        "What is a URDF?", "How much does the Jetson kit cost?")
+    assert parts("When should I use a service versus an action, and what does an action give "
+                 "me that a service doesn't?") == (
+        "When should I use a service versus an action",
+        "what does an action give me that a service doesn't?")
+    # too short to look up alone, or one question about two things: one part
+    assert parts("How should the visual geometry differ from the collision geometry, and why?") == ()
+    assert parts("Is renting cheaper than buying, and by how much?") == ()
+    assert parts("How do topics and services differ in how the data flows?") == ()
+
+
+def test_the_part_naming_what_the_book_never_mentions_is_named_and_the_rest_answered(client):
+    body = ask(client, "How do I measure loop jitter, and how do I plot it in Foxglove Studio?")
+    assert body["low_confidence"] is False and "refusal" not in body
+    assert body["citations"] and all(c["url"] in ALL_URLS for c in body["citations"])
+    assert body["answer"].endswith(
+        "The book doesn't mention “Foxglove Studio”, so this part is not answered: "
+        "“how do I plot it in Foxglove Studio”.")
+    # asked alone, the covered part gets the same quote
+    alone = ask(client, "How do I measure loop jitter")
+    assert body["answer"].startswith(alone["answer"])
+    # no part the book answers: the whole refusal by name stands
+    none = ask(client, "Who won the football world cup, and what is Foxglove Studio?")
+    assert none["low_confidence"] is True and none["refusal"]["code"] == "not_mentioned"
