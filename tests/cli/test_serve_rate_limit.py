@@ -1,0 +1,78 @@
+"""A local `serve` limits no one unless asked (`--rate-limit`, or RATE_LIMIT_PER_* set): an
+author chatting all day with `serve --watch` is never cut off; the Lambda handlers keep the
+published limits (10 a minute, 200 a day per reader). A real `serve` subprocess and the real
+chat handler module in a fresh process, fed API Gateway v2 events."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+RATING = {"request_id": "0" * 32, "rating": "up"}  # counted, then refused as unknown (422)
+
+
+@pytest.fixture
+def env(tmp_path):
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("OPENAI_", "QDRANT_", "AWS_", "DYNAMODB_", "RATE_LIMIT_",
+                                  "TEXTBOOK_CHAT_"))}
+    return {**clean, "PYTHONPATH": str(ROOT), "QDRANT_PATH": str(tmp_path / "qdrant")}
+
+
+def _statuses(tmp_path: Path, env: dict, *flags: str, requests: int = 12) -> tuple[list[int], str]:
+    """`serve` with flags: the statuses of `requests` ratings from one client, and its stderr."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port",
+                             str(port), *flags], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(base + "/health", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+        statuses = [httpx.post(base + "/feedback", json=RATING, timeout=10).status_code
+                    for _ in range(requests)]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    return statuses, err
+
+
+def test_local_serve_limits_no_one_unless_asked(tmp_path, env):
+    statuses, err = _statuses(tmp_path, env)
+    assert statuses == [422] * 12  # past the published 10 a minute, still answered
+    assert "no per-reader rate limits (a local serve); --rate-limit applies" in err
+    statuses, err = _statuses(tmp_path, env, "--rate-limit")
+    assert statuses == [422] * 10 + [429] * 2
+    assert "rate limits per reader: 10 a minute, 200 a day" in err
+    statuses, err = _statuses(tmp_path, {**env, "RATE_LIMIT_PER_MINUTE": "3"}, requests=4)
+    assert statuses == [422] * 3 + [429]  # a limit set by its variable is a limit asked for
+
+
+LAMBDA = """
+import json, sys
+from functions.api.handlers.chat import handler
+from tests.functions.events import http_api_v2
+event = http_api_v2("/feedback", json.loads(sys.argv[1]))
+print(json.dumps([handler(event, None)["statusCode"] for _ in range(11)]))
+"""
+
+
+def test_the_lambda_keeps_the_published_limits(tmp_path, env):
+    done = subprocess.run([sys.executable, "-c", LAMBDA, json.dumps(RATING)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.splitlines()[-1]) == [422] * 10 + [429]
