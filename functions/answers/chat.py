@@ -25,6 +25,7 @@ from functions.answers.prompt import (
 )
 from functions.answers.question_kind import empty_question, parts, quantity_words
 from functions.answers.requests import ChatRequest
+from functions.answers.tuning import TUNING
 from functions.answers.types import Answer, refused
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
@@ -32,11 +33,11 @@ from functions.search.ranking import chunk_text
 from functions.services.budget import approx_tokens, reserve, settle
 
 UNCOVERED_PART = "The book doesn't mention {names}, so this part is not answered: “{part}”."
-CONTEXT_TOKENS_ESTIMATE = 450  # per context chunk, for the spend-cap reservation
-REWRITE_MAX_TOKENS = 60
+CONTEXT_TOKENS_ESTIMATE = TUNING.context_tokens_estimate.value
+REWRITE_MAX_TOKENS = TUNING.rewrite_max_tokens.value
 # A respelt word can bring the sections that spell the next one ("debounse a push buton":
 # "debouncing" finds the section that says "button").
-RESPELL_ROUNDS = 2
+RESPELL_ROUNDS = TUNING.respell_rounds.value
 
 
 def standalone_query(req: ChatRequest, llm) -> tuple[str, str, int]:

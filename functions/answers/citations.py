@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from functions.answers.text import plain_text
+from functions.answers.tuning import TUNING
 from functions.search.types import SearchHit
 
 # A marker follows a space or punctuation, never a word, bracket or backtick: `ticks[0]` and
@@ -14,7 +15,7 @@ _BEFORE = r"(?:\s+|(?<![\w\])`]))"
 _MARKER = re.compile(_BEFORE + r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
 _FENCED = re.compile(r"```.*?```", re.S)  # a snippet shows prose, not code
-SNIPPET_CHARS = 240
+SNIPPET_CHARS = TUNING.snippet_chars.value
 
 
 def strip_markers(text: str) -> str:

@@ -25,18 +25,19 @@ from dataclasses import dataclass
 from functions.answers.citations import strip_markers
 from functions.answers.text import plain_text
 from functions.answers.text import sentences as split_sentences
+from functions.answers.tuning import TUNING
 from functions.errors import UpstreamError
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
 
-LEXICAL_WEIGHT = 0.5
-THRESHOLD = 0.6
-MIN_LEXICAL = 0.4
-LEXICAL_ONLY = 0.8  # without embeddings (the embedding service failed)
-CODE_SHARE = 0.8  # lines of a code block that must occur in a passage
-WINDOWS_PER_PASSAGE = 40
+LEXICAL_WEIGHT = TUNING.lexical_weight.value
+THRESHOLD = TUNING.claim_threshold.value
+MIN_LEXICAL = TUNING.min_lexical.value
+LEXICAL_ONLY = TUNING.lexical_only.value
+CODE_SHARE = TUNING.code_share.value
+WINDOWS_PER_PASSAGE = TUNING.windows_per_passage.value
 CLAIMS = ("sentence", "code")
-MOSTLY_SUPPORTED = 0.5  # below this share of a reply kept, the answer is shown flagged
+MOSTLY_SUPPORTED = TUNING.mostly_supported.value
 
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -25,23 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from functions.answers.question_kind import compared_terms, names_other_side
+from functions.answers.tuning import TUNING
 from functions.search.ranking import chunk_text
 from functions.search.sparse import coverage, terms
 from functions.search.types import SearchHit
 
-# (low, none): below `low` the answer is low confidence; below `none` nothing is relevant.
-THRESHOLDS: dict[str, tuple[float, float]] = {
-    "all-MiniLM-L6-v2": (0.35, 0.15),
-    "text-embedding-3-small": (0.30, 0.15),
-    "text-embedding-3-large": (0.30, 0.15),
-    "text-embedding-ada-002": (0.78, 0.70),
-}
-DEFAULT_THRESHOLDS = (0.35, 0.18)
-# How far the lexical support of the best hit moves the dense score, per model: calibrated
-# for MiniLM only; models not measured here keep the dense-only rule until recalibrated.
-COVERAGE_WEIGHTS: dict[str, float] = {"all-MiniLM-L6-v2": 0.5}
-COVERAGE_PIVOT = 0.75  # coverage that leaves the score unchanged (also used without a query)
-SIDES = 4  # a comparison's other side is looked for among the best four hits
+# (low, none) per model, the lexical support's weight, its pivot: functions.answers.tuning
+THRESHOLDS: dict[str, tuple[float, float]] = TUNING.thresholds.value
+DEFAULT_THRESHOLDS = TUNING.default_thresholds.value
+COVERAGE_WEIGHTS: dict[str, float] = TUNING.coverage_weights.value
+COVERAGE_PIVOT = TUNING.coverage_pivot.value
+SIDES = TUNING.sides.value
 
 
 @dataclass(frozen=True)

@@ -23,31 +23,30 @@ from functions.answers.question_kind import compared_terms, names_other_side, st
 from functions.answers.reader_blocks import TextBlock, split_blocks
 from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
+from functions.answers.tuning import TUNING
 from functions.search.ranking import page_boost, page_key
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
 
-SOURCES = 4  # chunks quoted from, best first
-WEAK_SOURCE = 0.5  # no block from a chunk whose similarity is under half the best one's
+SOURCES = TUNING.sources.value
+WEAK_SOURCE = TUNING.weak_source.value
 # A block's score: a weighted mean of its cosine with the question (as shown, under its page
 # title and heading), the rarity-weighted share of the question's terms it holds, and the
 # cosine of the whole chunk it came from (retrieval's view of the section), minus a little per
-# rank. Chosen on pai-hassaan's questions, checked on pai-ali's and the sample's (the block
-# picked cites the expected section for .90 / .88 / .88 of answerable questions at 1.2-1.3
-# citations per answer; the previous 0.5 cosine + 0.5 terms, 0.05 per rank: .88 / .87 / .88).
-BLOCK_WEIGHTS = (0.7, 0.3, 0.5)  # (block cosine, term coverage, chunk cosine)
-RANK_STEP = 0.02
-SECOND_BLOCK = 0.05  # a block from another section joins when it scores within this of the best
-COVER_MARGIN = 0.15  # a block covering the question's other terms may be this much weaker
-COVER_GAIN = 0.2  # … when it holds this share (by weight) of the terms the best one lacks
-DEFINES = 0.08  # "What is X?": a block that defines X (X is…, a row or line headed X) gains this
-QUANTITY_MARGIN = 0.08  # how much less relevant a block stating the asked number may be
-MAX_CHARS = 700  # a quoted paragraph longer than this is cut to its best sentences
-EXPLAINS_CHARS = 300  # a paragraph this short right after a code block is quoted with it
-MAX_LIST_ITEMS = 12
-MAX_CODE_LINES = 30
-MAX_TABLE_ROWS = 14
-EMBED_CHARS = 1200  # of a block, for its embedding (MiniLM reads ~256 tokens anyway)
+# rank (the values, why and how they were chosen: functions.answers.tuning).
+BLOCK_WEIGHTS = TUNING.block_weights.value
+RANK_STEP = TUNING.rank_step.value
+SECOND_BLOCK = TUNING.second_block.value
+COVER_MARGIN = TUNING.cover_margin.value
+COVER_GAIN = TUNING.cover_gain.value
+DEFINES = TUNING.defines.value
+QUANTITY_MARGIN = TUNING.quantity_margin.value
+MAX_CHARS = TUNING.max_chars.value
+EXPLAINS_CHARS = TUNING.explains_chars.value
+MAX_LIST_ITEMS = TUNING.max_list_items.value
+MAX_CODE_LINES = TUNING.max_code_lines.value
+MAX_TABLE_ROWS = TUNING.max_table_rows.value
+EMBED_CHARS = TUNING.embed_chars.value
 
 _SKIP_TITLE = re.compile(
     r"\b(learning objectives?|objectives?|quiz(zes)?|exercises?|assessments?|review questions|"

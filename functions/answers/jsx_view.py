@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from functions.answers.tuning import TUNING
+
 _TAG = re.compile(r"<([A-Z][\w.]*)")
 _NAME = re.compile(r"[A-Za-z_$][\w$-]*")
 _QUIZ = re.compile(r"quiz|question|mcq|poll|flashcard", re.I)
@@ -32,8 +34,8 @@ _STYLE_KEYS = frozenset({
     "alt", "mode", "layout", "align", "order", "index",
 })
 _CODE_KEYS = frozenset({"code", "solution", "snippet", "source", "example", "starter"})
-_MAX_VALUE = 2000
-_MAX_DEPTH = 8
+_MAX_VALUE = TUNING.jsx_max_value.value
+_MAX_DEPTH = TUNING.jsx_max_depth.value
 
 
 class _Unreadable(Exception):

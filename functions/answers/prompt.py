@@ -6,11 +6,12 @@ import re
 from collections.abc import Sequence
 
 from functions.answers.citations import strip_links, strip_markers
+from functions.answers.tuning import TUNING
 from functions.search.sparse import SHORT, terms
 from functions.search.types import SearchHit
 
-HISTORY_TURNS = 6
-HISTORY_CHARS = 1000  # per message sent to the model
+HISTORY_TURNS = TUNING.history_turns.value
+HISTORY_CHARS = TUNING.history_chars.value
 NOT_FOUND = "I couldn't find this in the book."
 
 SYSTEM = f"""You answer readers' questions about a textbook, using only the numbered context \

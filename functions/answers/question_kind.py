@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from functions.answers.text import sentences
+from functions.answers.tuning import TUNING
 from functions.search.sparse import stem, terms
 
 # "How many hours…", "How much does … cost", "What word error rate…", "What is the maximum
@@ -215,7 +216,7 @@ _PART_BREAK = re.compile(
     r"(?:[,;]\s*|\s+)(?:and|but|also|plus)\s+(?=(?:what|how|why|which|when|where|who|whose|does|"
     r"do|did|is|are|was|were|can|could|should|would|will|has|have)\b)"
     r"|(?<=\?)\s+(?=\S)", re.I)
-PART_TERMS = 2  # content words that let a part be searched alone
+PART_TERMS = TUNING.part_terms.value
 
 
 def parts(question: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from functions.answers.question_kind import quantity_words, states_quantity
 from functions.answers.requests import SelectionRequest
 from functions.answers.text import plain_text
 from functions.answers.text import sentences as split_sentences
+from functions.answers.tuning import TUNING
 from functions.answers.types import Answer, answered, offline_fallback, refused
 from functions.deadline import REQUEST_SECONDS, within
 from functions.errors import UpstreamError
@@ -25,8 +26,8 @@ from functions.search.sparse import stem, terms
 from functions.services.budget import approx_tokens, reserve, settle
 
 # Sentences of the selection
-MAX_SENTENCES = 3
-MAX_PER_SOURCE = 2
+MAX_SENTENCES = TUNING.max_sentences.value
+MAX_PER_SOURCE = TUNING.max_per_source.value
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
 _SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
 _LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
@@ -79,13 +80,13 @@ _MEANING = re.compile(
 _POINTER = frozenset({"this", "that", "it", "these", "those", "here", "this passage",
                       "this text", "this part", "this sentence", "this section"})
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|an example)\b", re.I)
-KEY_SENTENCES = 3
+KEY_SENTENCES = TUNING.key_sentences.value
 # Share of a question's content words (stemmed: functions.search.sparse.terms) the selection
 # must hold to be taken as answering it. The selection function loads no embedding model
 # (docs/ARCHITECTURE.md), so its judgement is the words it shares with the question: "What is
 # reliable delivery for?" (2 of 2) is answered, "Who invented reliable delivery?" (1 of 2),
 # "How does this compare to DDS?" (0 of 2) are not.
-ANSWERS_SHARE = 0.6
+ANSWERS_SHARE = TUNING.answers_share.value
 # Words that frame a request or could be said of anything ("Can you tell me why…", "What gets
 # done when…", "How should I deal with…"): they say how a reader asks, not what about.
 _ASKING = frozenset(terms("explain tell describe mean meaning happens understand know please "

@@ -18,9 +18,10 @@ from functions.answers.confidence import assess
 from functions.answers.prompt import follow_up_context
 from functions.answers.requests import ChatRequest
 from functions.answers.sections import split_hit
+from functions.answers.tuning import TUNING
 from functions.services.budget import approx_tokens, reserve, settle
 
-MAX_SOURCES = 3
+MAX_SOURCES = TUNING.max_sources.value
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 
 
