@@ -20,15 +20,15 @@ The offline mode makes no paid call: 0 tokens.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-from qdrant_client import QdrantClient  # noqa: E402
 
 from benchmarks.bench_eval import (  # noqa: E402
     DEFAULT_CACHE,
@@ -57,7 +57,8 @@ def message_tokens(messages: list[dict]) -> int:
 
 
 def measure(name: str, docs_site: Path, questions: list[str], embedder, top_k: int) -> dict:
-    store = QdrantStore(QdrantClient(location=":memory:"), name)
+    folder = tempfile.mkdtemp(prefix="answer-cost-")  # the embedded engine, as `index` makes it
+    store = QdrantStore.open(Settings(qdrant_path=folder, collection=name))
     index_corpus(docs_site, store, embedder)
     retriever = Retriever(store, embedder)
     prompt, query, rewrite = [], [], []
@@ -70,6 +71,7 @@ def measure(name: str, docs_site: Path, questions: list[str], embedder, top_k: i
                        Turn(role="assistant", content="word " * 150)]
             rewrite.append(message_tokens(rewrite_messages(question, history)))
     store.close()
+    shutil.rmtree(folder, ignore_errors=True)
     return {"book": name, "questions": len(questions), "prompt": prompt, "query": query,
             "rewrite": rewrite}
 

@@ -10,12 +10,16 @@ that minus the RSS before opening, imports done, so it includes the answer layer
 loads, which the smallest size shows; "private" is the anonymous part of RSS, without the
 engine's memory-mapped files). Every figure is also printed as a ratio: latency
 against the smallest size of the same run, and with --old-engine against qdrant-client's local
-mode (textbook-chat's embedded store before the engine) on the same points.
+mode (textbook-chat's embedded store before the engine) on the same points. textbook-chat reaches
+that engine only as a server now: it is measured behind the tests' Qdrant REST stand-in
+(tests/functions/qdrant_rest.py, in the same process), so its figures include a loopback HTTP
+request per search (well under a millisecond) and the stand-in's thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -76,12 +80,18 @@ def child(path: str, requests: int, engine: str) -> dict:
         embedder.vector(q)
     if engine == "old":  # imported before timing and RSS: the open is the figure
         from qdrant_client import QdrantClient
+
+        from tests.functions.qdrant_rest import qdrant_rest
     else:
         import qdrant_edge  # noqa: F401
     before, before_anon = rss_mb(), rss_mb("RssAnon")
     t = time.perf_counter()
     if engine == "old":
-        store = QdrantStore(QdrantClient(path=path), COLLECTION)
+        server = contextlib.ExitStack()
+        local = QdrantClient(path=path)
+        url, _ = server.enter_context(qdrant_rest(local))
+        server.callback(local.close)
+        store = QdrantStore.open(Settings(qdrant_url=url, collection=COLLECTION))
     else:
         store = QdrantStore.open(Settings(qdrant_path=path, collection=COLLECTION))
     from functions.search.sparse import encode_query
@@ -106,6 +116,8 @@ def child(path: str, requests: int, engine: str) -> dict:
     assert json.loads(response["body"])["citations"], "the benchmark answer had no citations"
     after, after_anon = rss_mb(), rss_mb("RssAnon")
     store.close()
+    if engine == "old":
+        server.close()
     times.sort()
     return {"open_s": opened, "p50_ms": statistics.median(times) * 1000,
             "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))] * 1000,
@@ -128,10 +140,15 @@ def build_old(path: Path, n: int, embedder: RandomEmbedder) -> None:
     from qdrant_client import QdrantClient
 
     from functions.search.store import QdrantStore
+    from functions.settings import Settings
+    from tests.functions.qdrant_rest import qdrant_rest
 
-    store = QdrantStore(QdrantClient(path=str(path)), COLLECTION)
-    build(str(path), n, embedder, store=store)
-    store.close()
+    local = QdrantClient(path=str(path))
+    with qdrant_rest(local) as (url, _):
+        store = QdrantStore.open(Settings(qdrant_url=url, collection=COLLECTION))
+        build(str(path), n, embedder, store=store)
+        store.close()
+    local.close()
 
 
 def main(argv=None) -> int:

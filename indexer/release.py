@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from functions.errors import ConfigError
 from functions.search.contract import META_MODEL
+from functions.search.store import QdrantStore
 from indexer.checkpoint import checkpoint
 from indexer.plan import AnotherBook
 
@@ -111,24 +112,23 @@ NEEDS_SERVER = ("Releases need a Qdrant server: set QDRANT_URL (and QDRANT_API_K
                 "embedded index (QDRANT_PATH) is updated in place by `textbook-chat index`.")
 
 
-def _client(store):
-    client = getattr(store, "client", None)
-    if client is None or not hasattr(client, "update_collection_aliases"):
+def _server(store) -> QdrantStore:
+    """The store of a server's collection (the embedded index has no releases)."""
+    if not isinstance(store, QdrantStore):
         raise ConfigError(NEEDS_SERVER)
-    return client
+    return store
 
 
 def releases(store) -> Releases:
     """The alias of `store.collection`, what it points at and every release with its marks."""
-    client, alias = _client(store), store.collection
-    aliases = {a.alias_name: a.collection_name for a in client.get_aliases().aliases}
-    collections = {c.name for c in client.get_collections().collections}
+    server, alias = _server(store), store.collection
+    aliases = server.aliases()
+    collections = server.collection_names()
     names = sorted(n for n in collections if n.startswith(alias + SEP))
     info = {}
     for name in names:
-        meta = dict(client.get_collection(name).config.metadata or {})
-        info[name] = Release.from_meta(name, meta,
-                                       lambda n=name: client.count(n, exact=True).count)
+        other = server.collection_store(name)
+        info[name] = Release.from_meta(name, other.collection_meta(), other.count)
     if alias in aliases:
         return Releases(alias, aliases[alias], False, names, info)
     return Releases(alias, alias if alias in collections else None, alias in collections, names,
@@ -145,7 +145,11 @@ def _now() -> str:
 
 
 def _mark(store, name: str, **meta) -> None:
-    _client(store).update_collection(name, metadata=meta)
+    _server(store).collection_store(name).set_meta(**meta)
+
+
+def _drop(store, name: str) -> None:
+    _server(store).collection_store(name).drop()
 
 
 def stage(store, embedder, index, now: datetime | None = None,
@@ -168,12 +172,12 @@ def stage(store, embedder, index, now: datetime | None = None,
         live = store.collection_store(state.live)
         meta = live.collection_meta()
         if meta.get(META_MODEL) == embedder.model_name:
-            _copy_points(_client(store), state.live, name)
+            _copy_points(store, state.live, name)
     checkpoint("stage-seeded")
     try:
         summary = index(target)
     except BaseException as exc:
-        _client(store).delete_collection(name)  # nothing half-built is left behind
+        _drop(store, name)  # nothing half-built is left behind
         if isinstance(exc, AnotherBook):
             raise exc.named(state.alias) from None
         raise
@@ -193,41 +197,34 @@ class Switched:
 def switch(store, name: str, keep: int = 3) -> Switched:
     """Point the alias at the complete release `name` in one step, recording the collection
     readers were on; then prune to `keep` releases up to it (never the one readers were on)."""
-    from qdrant_client import models
-
-    client, state = _client(store), releases(store)
+    state = releases(store)
     if name not in state.names:
         raise ConfigError(f"No staged release {name!r} for {state.alias!r}: run "
                           "`textbook-chat release stage` first (it prints the name).")
     _check_switchable(store, state, name)
     if name == state.live:  # e.g. run again after a switch stopped before pruning
-        return Switched(name, _prune(client, state, keep))
+        return Switched(name, _prune(store, state, keep))
     before = state.live or state.release(name).previous  # a re-run after a stopped first switch
     _mark(store, name, **{META_PREVIOUS: before or "", META_LIVE: _now()})
     checkpoint("switch-recorded")
     gap = None
-    create = models.CreateAliasOperation(
-        create_alias=models.CreateAlias(collection_name=name, alias_name=state.alias))
+    target = store.collection_store(name)
     if state.legacy:  # a collection cannot share its name with an alias: two requests
         start = time.perf_counter()
-        client.delete_collection(state.alias)
+        _drop(store, state.alias)
         checkpoint("switch-legacy-deleted")
-        client.update_collection_aliases(change_aliases_operations=[create])
+        target.point_alias(state.alias, drop_first=False)
         gap = (time.perf_counter() - start) * 1000.0
     else:
-        ops = [create]
-        if state.live:
-            ops.insert(0, models.DeleteAliasOperation(
-                delete_alias=models.DeleteAlias(alias_name=state.alias)))
-        client.update_collection_aliases(change_aliases_operations=ops)
+        target.point_alias(state.alias, drop_first=bool(state.live))
     checkpoint("switch-aliased")
-    return Switched(before, _prune(client, releases(store), keep), gap)
+    return Switched(before, _prune(store, releases(store), keep), gap)
 
 
-def _prune(client, state: Releases, keep: int) -> list[str]:
+def _prune(store, state: Releases, keep: int) -> list[str]:
     dropped = to_prune(state, keep)
     for n, old in enumerate(dropped, 1):
-        client.delete_collection(old)
+        _drop(store, old)
         checkpoint(f"switch-pruned-{n}")
     return dropped
 
@@ -285,12 +282,7 @@ def rollback(store) -> tuple[str, str]:
 
 
 def switch_to(store, name: str) -> None:
-    from qdrant_client import models
-
-    _client(store).update_collection_aliases(change_aliases_operations=[
-        models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=store.collection)),
-        models.CreateAliasOperation(create_alias=models.CreateAlias(
-            collection_name=name, alias_name=store.collection))])
+    _server(store).collection_store(name).point_alias(store.collection, drop_first=True)
 
 
 def discard(store, name: str) -> bool:
@@ -300,7 +292,7 @@ def discard(store, name: str) -> bool:
         raise ConfigError(f"{name!r} is what readers see now: roll back before discarding it.")
     if name not in state.names:
         return False
-    _client(store).delete_collection(name)
+    _drop(store, name)
     return True
 
 
@@ -310,7 +302,7 @@ def discard_incomplete(store) -> list[str]:
     state = releases(store)
     dropped = [n for n in state.names if not state.release(n).usable and n != state.live]
     for name in dropped:
-        _client(store).delete_collection(name)
+        _drop(store, name)
     return dropped
 
 
@@ -345,17 +337,14 @@ def _check_alias(alias: str) -> None:
                           "'-' (a release is named <collection>--<time>).")
 
 
-def _copy_points(client, source: str, dest: str) -> int:
+def _copy_points(store, source: str, dest: str) -> int:
     """Every point of `source` into `dest` with its vectors and payload (no re-embedding)."""
-    from qdrant_client import models
-
+    src, dst = _server(store).collection_store(source), store.collection_store(dest)
     copied, offset, batches = 0, None, 0
     while True:
-        points, offset = client.scroll(source, limit=COPY_BATCH, offset=offset,
-                                       with_payload=True, with_vectors=True)
+        points, offset = src.page(COPY_BATCH, offset, vectors=True)
         if points:
-            client.upsert(dest, points=[models.PointStruct(id=p.id, vector=p.vector,
-                                                           payload=p.payload) for p in points])
+            dst.put(points)
             copied += len(points)
             batches += 1
             checkpoint(f"stage-copied-{batches}")

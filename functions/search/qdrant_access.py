@@ -1,11 +1,12 @@
 """How the runtime reaches a Qdrant index, stated once: each caller's timeout and retries
 against a Qdrant server, and the messages a failure shows, whichever engine met it.
 
-Two callers reach a server (QDRANT_URL): the query path (`POST /chat` on Lambda) through the
-REST client functions.search.qdrant_http, light enough for a cold start, and the index side
-(sync, release, eval) through qdrant-client in functions.search.store. The embedded engine
+Both callers reach a server (QDRANT_URL) through the one REST client,
+functions.search.qdrant_http: the query path (`POST /chat` on Lambda, QUERY) and the index side
+(sync, release, eval: functions.search.store's QdrantStore, INDEX). The embedded engine
 (functions.search.edge_store) reaches no server but shares the collection messages.
-functions.search.store.open_index chooses the engine.
+functions.search.store.open_index chooses the engine and the policy. No message names the
+server's URL or key: a library's own text goes to `detail`, which only the operator's log shows.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ class Policy:
 
 # A reader waits for the query: short timeouts, two quick retries within the request deadline.
 QUERY = Policy(timeout=5.0, connect=3.0, retries=2)
-# A sync or release can wait for a busy server; a failed one is simply run again (it re-embeds
-# nothing it stored), so qdrant-client's own single attempt is kept.
-INDEX = Policy(timeout=30.0, connect=30.0, retries=0)
+# A sync or release can wait for a busy server: long timeouts (a batch of 256 points with their
+# vectors is several MB), two retries a little apart. Every write it retries is idempotent (points
+# by id, metadata, an index); a failed run is simply run again (it re-embeds nothing it stored).
+INDEX = Policy(timeout=30.0, connect=10.0, retries=2, backoff=0.25)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
@@ -50,7 +52,13 @@ def key_refused() -> StoreUnavailableError:
 
 
 def server_failed(status: int, detail: str) -> StoreUnavailableError:
-    return StoreUnavailableError(f"Qdrant failed (HTTP {status}).", detail=detail)
+    """Any other error reply (the server's own text goes to the log only)."""
+    if status >= 500:
+        return StoreUnavailableError(f"Qdrant failed (HTTP {status}): the cluster may be busy "
+                                     "or restarting; try again in a minute.", detail=detail)
+    return StoreUnavailableError(f"Qdrant refused the request (HTTP {status}): check that the "
+                                 "cluster behind QDRANT_URL runs a current Qdrant version.",
+                                 detail=detail)
 
 
 def not_qdrant(detail: str) -> StoreUnavailableError:
@@ -62,10 +70,6 @@ def not_qdrant(detail: str) -> StoreUnavailableError:
 def out_of_time() -> StoreUnavailableError:
     return StoreUnavailableError("Qdrant did not answer in the request's time: check that the "
                                  "cluster behind QDRANT_URL is running.")
-
-
-def search_failed(exc: Exception) -> StoreUnavailableError:
-    return StoreUnavailableError("Qdrant search failed.", detail=str(exc))
 
 
 def collection_missing(name: str) -> StoreUnavailableError:

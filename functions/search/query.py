@@ -1,7 +1,7 @@
 """The one search query, built here as a Qdrant Query API request.
 
-Every engine executes the same request: a Qdrant server over REST (functions.search.qdrant_http), a
-server through qdrant-client (functions.search.store) and the embedded engine (functions.search.edge_store,
+Every engine executes the same request: a Qdrant server over REST (functions.search.qdrant_http,
+for the query path and the index side alike) and the embedded engine (functions.search.edge_store,
 which translates it). Hybrid search is a dense + BM25 prefetch of PREFETCH each, fused with RRF;
 how the points it returns are ranked is functions.search.ranking's, the same for every engine.
 """

@@ -4,8 +4,8 @@
    question and the chunk (what confidence is made of). In hybrid mode Qdrant's RRF fusion only
    picks the candidates; they are re-scored by hybrid_score (0.7 * cosine + 0.3 * the share of
    the question's terms in the chunk) and sorted by it, ties keeping the RRF order. The
-   embedded engine (functions.search.edge_store), a server through qdrant-client (functions.search.store)
-   and a server over REST on Lambda (functions.search.qdrant_http) all hand their points to rank().
+   embedded engine (functions.search.edge_store) and a server over REST (functions.search.qdrant_http,
+   on Lambda and for the index side) both hand their points to rank().
 2. rerank(): a chunk of the reader's page counts PAGE_BOOST times (page_boost()), then the best
    top_k are kept with at most MAX_PER_SECTION chunks of one section and one copy of the same
    text (the same section in two versions or locales). The boost moves `score` only.

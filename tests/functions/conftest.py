@@ -8,13 +8,14 @@ from starlette.testclient import TestClient
 from functions.api.app import create_app
 from functions.api.deps import Deps
 from functions.search.sparse import encode_document
-from functions.search.store import QdrantStore
+from functions.search.store import QdrantStore, open_index
 from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
 from functions.settings import Settings
 from tests.fakes.conftest_plugin import fake_embedder, fake_openai  # noqa: F401 (fixtures)
 from tests.fakes.embedder import ContentEmbedder
 from tests.fakes.feedback import MemoryFeedback
 from tests.functions.book import chunks
+from tests.functions.qdrant_rest import qdrant_rest
 
 DIM = 64
 
@@ -43,15 +44,25 @@ def book_store(book_settings):
 
 
 @pytest.fixture(scope="session")
-def server_store(book_store):
-    """The same book in qdrant-client's own engine (in memory), where a Qdrant server's REST
-    answers come from in tests (tests/functions/qdrant_rest.py); synced at the same time."""
+def qdrant_engine():
+    """qdrant-client's own engine (in memory), where a Qdrant server's REST answers come from in
+    tests (tests/functions/qdrant_rest.py)."""
     from qdrant_client import QdrantClient
 
-    store = QdrantStore(QdrantClient(location=":memory:"), "book")
-    index_book(store, ContentEmbedder(DIM))
-    yield store
-    store.close()
+    engine = QdrantClient(location=":memory:")
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def server_store(qdrant_engine, book_store):
+    """The same book on a Qdrant server (the stand-in over qdrant_engine), written through the
+    index side's store (QDRANT_URL); synced at the same time."""
+    with qdrant_rest(qdrant_engine) as (url, _):
+        store = open_index(Settings(qdrant_url=url, collection="book"))
+        index_book(store, ContentEmbedder(DIM))
+        yield store
+        store.close()
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """A tiny Qdrant REST server for tests: parses requests with qdrant_client's own REST models
 (generated from Qdrant's OpenAPI) and answers from a real local-mode client.
 
-What it serves: the Lambda query path (GET /collections/{name}, POST .../points/query), and
-everything the official client does for an index run and a release (QDRANT_URL): collections,
-their metadata and payload indexes, aliases, scroll, retrieve, upsert, delete and count. So a
+What it serves: everything functions/search/qdrant_http.py asks of a server, for the Lambda query
+path (GET /collections/{name}, POST .../points/query) and for an index run and a release
+(QDRANT_URL: functions/search/store.py's QdrantStore): collections, their metadata and payload
+indexes, aliases, scroll, retrieve, upsert, delete and count. So a
 `textbook-chat` subprocess can index and release against it, and be killed half-way.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,7 +57,9 @@ def _routes(client):
 
     def index(name, body):
         req = models.CreateFieldIndex.model_validate(body)
-        client.create_payload_index(name, req.field_name, field_schema=req.field_schema)
+        with warnings.catch_warnings():  # local mode says its payload indexes have no effect
+            warnings.simplefilter("ignore", UserWarning)
+            client.create_payload_index(name, req.field_name, field_schema=req.field_schema)
         return DONE
 
     def scroll(name, body):

@@ -28,7 +28,7 @@ def sample_book_rest() -> Iterator[str]:
     from qdrant_client import QdrantClient
 
     from functions.search.embeddings.factory import make_embedder
-    from functions.search.store import QdrantStore
+    from functions.search.store import open_index
     from functions.settings import Settings
     from indexer.build import build_chunks
     from indexer.chunker import ChunkOptions
@@ -39,10 +39,12 @@ def sample_book_rest() -> Iterator[str]:
     client = QdrantClient(location=":memory:")
     built = build_chunks(SAMPLE / "docs", read_site_config(SAMPLE), ChunkOptions())
     assert not built.failed, built.failed
-    sync_chunks(built, QdrantStore(client, COLLECTION), make_embedder(Settings()), recreate=True)
-    QdrantStore(client, OTHER_MODEL).ensure_collection("text-embedding-3-small", 1536)
     try:
         with qdrant_rest(client) as (url, _):
+            store = open_index(Settings(qdrant_url=url, collection=COLLECTION))
+            sync_chunks(built, store, make_embedder(Settings()), recreate=True)
+            store.collection_store(OTHER_MODEL).ensure_collection("text-embedding-3-small", 1536)
+            store.close()
             yield url
     finally:
         client.close()

@@ -130,11 +130,15 @@ def _index(docs: Path, capsys) -> tuple[dict, str]:
 def test_an_index_of_the_older_textbook_chat_is_moved_over_with_its_vectors(cli_env, capsys):
     docs, qdrant, embedder = cli_env
     from indexer.job import index_docs, resolve_job
+    from tests.functions.qdrant_rest import qdrant_rest
 
-    old = QdrantStore(QdrantClient(path=str(qdrant)), "textbook")
-    index_docs(resolve_job(docs), Settings(), embedder=embedder, store=old)
-    points = dict(old.scroll_payloads(["content_hash"]))
-    old.close()
+    engine = QdrantClient(path=str(qdrant))  # qdrant-client's local mode, written as a server
+    with qdrant_rest(engine) as (url, _):
+        old = QdrantStore.open(Settings(qdrant_url=url, collection="textbook"))
+        index_docs(resolve_job(docs), Settings(), embedder=embedder, store=old)
+        points = dict(old.scroll_payloads(["content_hash"]))
+        old.close()
+    engine.close()
     # a reader (serve, ask) is told, in one line, what to run
     reader = open_edge(qdrant, "textbook")
     with pytest.raises(StoreUnavailableError) as exc:

@@ -37,13 +37,13 @@ def test_health_is_503_when_the_index_has_another_model(client):
     assert r.status_code == 503 and r.json()["error"]["code"] == "model_mismatch"
 
 
-def test_the_rest_backend_reports_the_same_index(book_store, server_store, client):
+def test_the_rest_backend_reports_the_same_index(book_store, server_store, qdrant_engine, client):
     from functions.search.qdrant_http import QdrantHttp
     from tests.functions.qdrant_rest import qdrant_rest
 
     for store in (book_store, server_store):
         store.mark_synced("2026-01-02T03:04:05+00:00")
-    with qdrant_rest(server_store.client) as (url, _):
+    with qdrant_rest(qdrant_engine) as (url, _):
         http = QdrantHttp(url, "book")
         assert http.index_status() == {**book_store.collection_meta(), "points": book_store.count()}
         r = client(search=http).get("/health")

@@ -1,17 +1,27 @@
-"""QdrantHttp against a REST shim over qdrant-client's engine (tests/functions/qdrant_rest), and
-the same answers from the embedded engine."""
+"""QdrantHttp, the one client of a Qdrant server, against a REST shim over qdrant-client's engine
+(tests/functions/qdrant_rest), and the same answers from the embedded engine; each caller's
+policy and the messages of a failure."""
 
 from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from qdrant_client.http import models
 
 from functions.errors import StoreUnavailableError
+from functions.search.qdrant_access import INDEX, QUERY
 from functions.search.qdrant_http import QdrantHttp, query_body
 from functions.search.retrieval import Retriever
+from functions.search.store import open_index
+from functions.settings import Settings
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 from tests.functions.qdrant_rest import qdrant_rest
+from tests.ports import POLL_SECONDS
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
@@ -28,8 +38,8 @@ def test_query_body_is_a_valid_query_request(mode):
 
 
 @pytest.fixture
-def rest_shim(server_store):
-    with qdrant_rest(server_store.client) as shim:
+def rest_shim(server_store, qdrant_engine):
+    with qdrant_rest(qdrant_engine) as shim:
         yield shim
 
 
@@ -54,3 +64,52 @@ def test_http_backend_missing_collection_and_unreachable(rest_shim):
         QdrantHttp(url, "nope").collection_meta()
     with pytest.raises(StoreUnavailableError, match="cannot be reached"):
         QdrantHttp("http://127.0.0.1:9", "book", timeout=0.3, retries=1).collection_meta()
+
+
+def test_both_callers_reach_the_server_through_one_client_with_their_policy(rest_shim):
+    url, _ = rest_shim
+    reader = open_index(Settings(qdrant_url=url, collection="book"), reader=True)
+    store = open_index(Settings(qdrant_url=url, collection="book"))
+    assert isinstance(reader, QdrantHttp) and isinstance(store.http, QdrantHttp)
+    assert (reader.policy, store.http.policy) == (QUERY, INDEX)
+    assert store.index_status() == reader.index_status()
+    assert store.collection_store("nope").exists() is False
+
+
+@contextmanager
+def flaky_server(replies: list[tuple[int, dict]]):
+    """Answers each request with the next of `replies` (status, JSON body), then 200 {}."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            status, body = replies.pop(0) if replies else (200, {"result": {"exists": True}})
+            raw = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_index_side_retries_a_busy_server_and_says_what_failed_without_url_or_key():
+    busy = (503, {"status": {"error": "overloaded"}})
+    with flaky_server([busy, busy]) as url:  # two retries: the third attempt is answered
+        assert open_index(Settings(qdrant_url=url, collection="book")).exists() is True
+    with flaky_server([busy] * 3) as url, pytest.raises(StoreUnavailableError) as failed:
+        open_index(Settings(qdrant_url=url, collection="book")).exists()
+    assert str(failed.value).startswith("Qdrant failed (HTTP 503): the cluster may be busy")
+    refused = (403, {"status": {"error": "Invalid api-key"}})
+    with flaky_server([refused]) as url, pytest.raises(StoreUnavailableError) as failed:
+        open_index(Settings(qdrant_url=url, qdrant_api_key="key-0123456789",
+                            collection="book")).exists()
+    assert str(failed.value) == "Qdrant refused the API key: check QDRANT_API_KEY for this cluster."
+    assert url not in str(failed.value) and "key-0123456789" not in str(failed.value)

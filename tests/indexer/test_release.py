@@ -1,5 +1,6 @@
-"""Releases: stage beside the live index, switch the alias atomically, roll back; against real
-Qdrant (qdrant-client's local mode, which keeps aliases as a server does)."""
+"""Releases: stage beside the live index, switch the alias atomically, roll back; against a Qdrant
+server stand-in (tests/functions/qdrant_rest.py over qdrant-client's local mode, which keeps
+aliases as a server does), through the index side's client."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import pytest
 from qdrant_client import QdrantClient
 
 from functions.errors import ConfigError
-from functions.search.store import QdrantStore
+from functions.search.store import open_index
+from functions.settings import Settings
 from indexer import release
 from indexer.chunker import ChunkOptions
 from indexer.model import SiteSettings
 from indexer.sync import sync_docs
 from tests.fakes.embedder import FakeEmbedder
+from tests.functions.qdrant_rest import qdrant_rest
 from tests.indexer.test_sync import PARA, base_files, write_docs
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -24,9 +27,13 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 @pytest.fixture
 def server(tmp_path):
     docs = write_docs(tmp_path / "docs", base_files())
-    client = QdrantClient(path=str(tmp_path / "qdrant"))
-    yield docs, QdrantStore(client, "book")  # `book`: what the API queries (QDRANT_COLLECTION)
-    client.close()
+    engine = QdrantClient(path=str(tmp_path / "qdrant"))
+    with qdrant_rest(engine) as (url, _seen):
+        # `book`: what the API queries (QDRANT_COLLECTION)
+        store = open_index(Settings(qdrant_url=url, collection="book"))
+        yield docs, store
+        store.close()
+    engine.close()
 
 
 def _index(docs: Path, embedder):
@@ -154,7 +161,6 @@ def test_the_lambda_query_path_follows_the_alias(server):
     check and searches name the alias and land on whatever release it points at."""
     from functions.search.qdrant_http import QdrantHttp
     from functions.search.sparse import encode_query
-    from tests.functions.qdrant_rest import qdrant_rest
 
     docs, store = server
     embedder = FakeEmbedder()
@@ -163,23 +169,21 @@ def test_the_lambda_query_path_follows_the_alias(server):
     (docs / "03-new.md").write_text("## Fresh page\n\n" + PARA.format(topic="zebra crossings"))
     second, _ = _publish(docs, store, embedder, 1)
     question = "zebra crossings"
-    with qdrant_rest(store.client) as (url, _seen):
-        api = QdrantHttp(url, "book")
+    api = QdrantHttp(store.http.url, "book")
 
-        def top() -> str:
-            hits = api.search(embedder.embed_batch([question])[0], encode_query(question), 1)
-            return hits[0].payload["doc_path"]
+    def top() -> str:
+        hits = api.search(embedder.embed_batch([question])[0], encode_query(question), 1)
+        return hits[0].payload["doc_path"]
 
-        assert api.index_status()["points"] > 0 and top() != "03-new.md"
-        release.switch(store, second)
-        assert top() == "03-new.md"
-        release.rollback(store)
-        assert top() != "03-new.md"
+    assert api.index_status()["points"] > 0 and top() != "03-new.md"
+    release.switch(store, second)
+    assert top() == "03-new.md"
+    release.rollback(store)
+    assert top() != "03-new.md"
 
 
 def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
         server, tmp_path, monkeypatch, capsys):
-    from functions.settings import Settings
     from textbook_chat_cli import release as release_cli
     from textbook_chat_cli.main import build_parser, main
 
@@ -266,8 +270,8 @@ def test_an_incomplete_release_is_shown_refused_and_discarded(server):
     half = "book--20261101T010000000000Z"
     target = store.collection_store(half)
     target.ensure_collection("fake-embedder", 16)
-    store.client.update_collection(half, metadata={release.META_STAGING: "2026-11-01T01:00:00"})
-    release._copy_points(store.client, first, half)
+    target.set_meta(**{release.META_STAGING: "2026-11-01T01:00:00"})
+    release._copy_points(store, first, half)
     state = release.releases(store)
     assert state.release(half).state == "incomplete"
     assert release.describe(state)[-1].startswith(f"  {half}  INCOMPLETE: its stage did not finish")
