@@ -36,7 +36,6 @@ from functions.answers.chat import gather, standalone_query  # noqa: E402
 from functions.answers.citations import link_citations  # noqa: E402
 from functions.answers.decision import FEATURES, POLICY_FILE  # noqa: E402
 from functions.answers.extractive import supported  # noqa: E402
-from functions.answers.question_kind import quantity_words  # noqa: E402
 from functions.api.deps import Deps  # noqa: E402
 from functions.api.validation import ChatRequest, Turn  # noqa: E402
 from functions.search.store import QdrantStore  # noqa: E402
@@ -70,7 +69,7 @@ def rows_for(corpus: Path, workdir: Path, cache: Path | None) -> list[dict]:
                 rows.append({
                     "book": corpus.name, "set": which, "id": q.id, "answerable": q.answerable,
                     "x": list(ev.signals.values()), "absent": bool(ev.absent),
-                    "shown": supported(ev.composed, quantity_words(ev.question)),
+                    "shown": supported(ev.composed, ev.reading.quantity),
                     "cites": q.expected_url in [c["url"] for c in citations],
                 })
     finally:

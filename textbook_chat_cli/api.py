@@ -240,6 +240,7 @@ def explain_decision(body: dict, deps) -> list[str]:
         return ["why: the question is empty"]
     signals = decision.signals
     lines = [f"why: {decision.action} ({decision.rule})",
+             f"  question: {decision.kind or 'open'}",
              "  signals: " + " · ".join(f"{name} {getattr(signals, name):.3f}"
                                         for name in FEATURES)]
     lines += [f"  read: {url}" for url in decision.chosen]

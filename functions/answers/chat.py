@@ -23,7 +23,7 @@ from functions.answers.prompt import (
     recent,
     rewrite_messages,
 )
-from functions.answers.question_kind import empty_question, parts, quantity_words
+from functions.answers.question_kind import Reading, empty_question, read
 from functions.answers.requests import ChatRequest
 from functions.answers.tuning import TUNING
 from functions.answers.types import Answer, refused
@@ -79,7 +79,8 @@ def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: boo
 class Evidence:
     """What the chat path found for a question, before deciding whether to answer."""
 
-    question: str  # as asked, misspelt words respelt as the book spells them
+    reading: Reading  # the question read once: as asked (misspelt words respelt as the book
+    # spells them), what was searched, what it asks for (question_kind.read)
     query: str  # what was searched (a follow-up: with its context beside it)
     context: str
     hits: list  # the retrieved chunks, best first
@@ -90,6 +91,10 @@ class Evidence:
     # chosen yet, see gather's `meaning`)
     signals: Signals
     embedded: tuple[str, ...] = ()  # texts embedded for the block choice (paid with OpenAI)
+
+    @property
+    def question(self) -> str:
+        return self.reading.asked
 
 
 def gather(req: ChatRequest, retriever, query: str, context: str, meaning: bool = True
@@ -123,19 +128,19 @@ def gather(req: ChatRequest, retriever, query: str, context: str, meaning: bool 
             vectors.update(zip(todo, retriever.embedder.embed_batch(todo), strict=True))
         return [vectors[t] for t in texts]
 
+    reading = read(question, f"{query} {context}".strip())
     if not meaning:
         found = signals(None if follows else question, ranked, 0.0, 0.0, len(unknown))
-        return Evidence(question, query, context, hits, follows, absent, unknown, None, found)
-    searched, quantity = f"{query} {context}".strip(), quantity_words(question)
-    composed = extractive.compose(searched, hits, embed, req.page_url, quantity)
+        return Evidence(reading, query, context, hits, follows, absent, unknown, None, found)
+    composed = extractive.compose(reading, hits, embed, req.page_url)
     # The reader's page lifts its own sections for the quote, never the decision: the signals
     # are read from the same search ranked without it, so asking from another page can not turn
     # an answer into a refusal (nor the page holding it a refusal into an answer).
-    plain = extractive.compose(searched, ranked, embed, None, quantity) if req.page_url \
+    plain = extractive.compose(reading, ranked, embed, None) if req.page_url \
         else composed
     found = signals(None if follows else question, ranked, plain.top_sem, plain.top_lex,
                     len(unknown), plain.mean_sem)
-    return Evidence(question, query, context, hits, follows, absent, unknown, composed, found,
+    return Evidence(reading, query, context, hits, follows, absent, unknown, composed, found,
                     tuple(embedded))
 
 
@@ -147,7 +152,7 @@ def decide(evidence: Evidence, model: str, override: float | None, with_model: b
     decision = _decide(evidence, model, override, with_model)
     sources = evidence.composed.sources if evidence.composed is not None else ()
     chosen = tuple(dict.fromkeys(str(h.payload.get("url", "")) for h in sources))
-    return replace(decision, chosen=chosen)
+    return replace(decision, chosen=chosen, kind=evidence.reading.kind)
 
 
 def _decide(evidence: Evidence, model: str, override: float | None, with_model: bool
@@ -170,7 +175,7 @@ def _decide(evidence: Evidence, model: str, override: float | None, with_model: 
                         + ", ".join(evidence.absent), evidence.signals, "not_mentioned")
     if with_model:
         return Decision("model" if maybe else "refuse", confidence, rule, evidence.signals)
-    if sure and not extractive.supported(evidence.composed, quantity_words(evidence.question)):
+    if sure and not extractive.supported(evidence.composed, evidence.reading.quantity):
         return Decision("refuse", min(confidence, 0.3), "asks for a number the quote does not "
                         "state", evidence.signals)
     return Decision("answer" if sure else "refuse", confidence, rule, evidence.signals)
@@ -199,7 +204,7 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
         hits = evidence.hits
         if decision.case == "not_mentioned":
             partial = None if llm is not None else answer_in_part(
-                req, retriever, model, settings.low_confidence_threshold)
+                req, evidence.reading, retriever, model, settings.low_confidence_threshold)
             if partial is not None:
                 return partial
             return refusal(_named_refusal(evidence.absent), decision.confidence, hits,
@@ -212,7 +217,7 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                                               retriever.embedder, decision.confidence)
             except UpstreamError as exc:  # slow, down or rate-limited: the offline answer
                 composed, tokens = quote(evidence, retriever, req.page_url, exc)
-                result = offline_answer(exc, composed, hits, quantity_words(evidence.question),
+                result = offline_answer(exc, composed, hits, evidence.reading.quantity,
                                         decision.confidence)
             used += tokens
             return result, decision
@@ -223,14 +228,14 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
     return finish(composed.text, composed.sources, hits, decision.confidence), decision
 
 
-def answer_in_part(req: ChatRequest, retriever, model: str, override: float | None
-                   ) -> tuple[Answer, Decision] | None:
+def answer_in_part(req: ChatRequest, reading: Reading, retriever, model: str,
+                   override: float | None) -> tuple[Answer, Decision] | None:
     """A multi-part question refused for a name the book never mentions ("What is a URDF, and
     how do I install it on Windows?"): the parts that name nothing missing are looked up and
     decided alone, as questions of their own; those the policy answers are quoted (one after
     the other) and each part that names something missing is said not to be answered. None
     when no part is answered, or none names anything missing (the whole refusal stands)."""
-    asked = parts(req.question)
+    asked = reading.parts
     if not asked or req.history:
         return None
     decided = []
@@ -267,8 +272,6 @@ def quote(evidence: Evidence, retriever, page_url: str | None, error: UpstreamEr
     too). A model rejected for good is raised again first (generation.offline_answer)."""
     if evidence.composed is not None or not error.transient:
         return evidence.composed, 0
-    searched = f"{evidence.query} {evidence.context}".strip()
-    quantity = quantity_words(evidence.question)
     embedded: list[str] = []
 
     def embed(texts: list[str]) -> list[list[float]]:
@@ -276,9 +279,9 @@ def quote(evidence: Evidence, retriever, page_url: str | None, error: UpstreamEr
         embedded.extend(texts)
         return vectors
     try:
-        composed = extractive.compose(searched, evidence.hits, embed, page_url, quantity)
+        composed = extractive.compose(evidence.reading, evidence.hits, embed, page_url)
     except UpstreamError:
-        composed = extractive.compose(searched, evidence.hits, None, page_url, quantity)
+        composed = extractive.compose(evidence.reading, evidence.hits, None, page_url)
     paid = getattr(retriever.embedder, "paid", False)
     return composed, sum(approx_tokens(t) for t in embedded) if paid else 0
 

@@ -77,6 +77,7 @@ class Decision:
     case: str = ""  # "not_mentioned": refused by name
     chosen: tuple[str, ...] = ()  # the sections the offline quote comes from (their urls)
     uncovered: tuple[str, ...] = ()  # parts of a multi-part question the book does not answer
+    kind: str = ""  # what the question asks for (functions.answers.question_kind.Reading.kind)
 
 
 @lru_cache(maxsize=1)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from functions.answers.citations import strip_markers
-from functions.answers.question_kind import compared_terms, names_other_side, states_quantity
+from functions.answers.question_kind import Reading, names_other_side, states_quantity
 from functions.answers.reader_blocks import TextBlock, split_blocks
 from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
@@ -52,9 +52,6 @@ _SKIP_TITLE = re.compile(
     r"\b(learning objectives?|objectives?|quiz(zes)?|exercises?|assessments?|review questions|"
     r"self[- ]check|check your understanding|next steps?|what'?s next|further reading|"
     r"references|practice problems?)\b", re.I)
-_ASKS_FOR_SKIPPED = re.compile(
-    r"\b(objectives?|quiz|exercises?|assessment|review questions|next|reading|references|"
-    r"practice|learn|goals?|diagrams?|flowcharts?|figures?|captions?)\b", re.I)
 _PRONOUN_LEAD = re.compile(
     r"^(?:this|that|these|those|it|its|they|their|another|such|however|also|similarly|"
     r"additionally|furthermore|moreover|in addition|likewise|here|there|both|each of these|"
@@ -106,16 +103,12 @@ def _leans_back(text: str) -> bool:
     return bool(_PRONOUN_LEAD.match(text) or _LATE_PRONOUN.match(text))
 
 
-def _wanted(question: str) -> bool:
-    return bool(_ASKS_FOR_SKIPPED.search(question))
-
-
-def _candidates(question: str, hits: Sequence[SearchHit], page_url: str | None = None
+def _candidates(reading: Reading, hits: Sequence[SearchHit], page_url: str | None = None
                 ) -> tuple[list[Candidate], list[SearchHit]]:
     current = page_key(page_url)
     best = max((h.dense_score for h in hits), default=0.0)
     best_fused = max((h.score for h in hits), default=0.0)
-    keep_skipped = _wanted(question)
+    keep_skipped = reading.wants_skipped
     sources: list[SearchHit] = []
     out: list[Candidate] = []
     for rank, hit in enumerate(list(hits)[:SOURCES]):
@@ -161,25 +154,7 @@ def _shown(c: Candidate) -> str:
     return plain_text(_shown_markdown(c))
 
 
-_WHAT_IS = re.compile(
-    r"^\s*(?:what(?:'s|\s+is|\s+are)|define|what\s+does|what\s+do)\s+(?:an?\s+|the\s+)?"
-    r"(?P<subject>[^?]{2,60}?)(?:\s+(?:mean|stand\s+for))?\s*\??\s*$", re.I)
 _DEFINING = r"\s+(?:is|are|means?|refers?\s+to|describes?|stands?\s+for)\b"
-
-
-def defined_term(question: str) -> str | None:
-    """The head word of what a definition question asks about ("What is loop jitter?" →
-    "jitter"), as a stemmed term; None for other questions."""
-    match = _WHAT_IS.match(question)
-    if match is None:
-        return None
-    subject = re.split(r"\s+(?:mean|stand|in|of|for|on|with|when|during|and|or|vs\.?|versus)\b",
-                       match.group("subject"), maxsplit=1, flags=re.I)[0]
-    if re.match(r"(?:the\s+)?(?:differences?|relationship|trade-?offs?|best|right)\b", subject,
-                re.I):
-        return None  # "what is the difference between …" compares, it defines nothing
-    words = terms(subject)
-    return words[-1] if words else None
 
 
 def _defines(text: str, term: str) -> bool:
@@ -207,7 +182,7 @@ def _defining_rows(text: str, term: str) -> str | None:
     return "\n".join(lines[:2] + rows) if rows else None
 
 
-def _named_rows(text: str, question: str) -> str | None:
+def _named_rows(text: str, wanted: frozenset[str]) -> str | None:
     """A table cut to its header and the one row the question names: the row whose first
     cell's words are all in the question ("How big is one step of a 12-bit ADC?" and the row
     "12 bit"). None when it names none, or several ("Which variables, such as COHERE_MODEL and
@@ -215,7 +190,6 @@ def _named_rows(text: str, question: str) -> str | None:
     lines = text.split("\n")
     if len(lines) < 4:
         return None
-    wanted = set(terms(question))
     rows = []
     for ln in lines[2:]:
         head = set(terms(ln.strip().strip("|").split("|")[0]))
@@ -243,8 +217,8 @@ def _dangling(blocks: list[TextBlock], k: int) -> bool:
     return nxt is None or nxt.kind == "heading" or nxt.noise
 
 
-def _score(question: str, cands: list[Candidate], embed) -> None:
-    wanted = set(terms(question))
+def _score(reading: Reading, cands: list[Candidate], embed) -> None:
+    wanted = reading.terms
     shown = [_shown(c) for c in cands]
     texts = [set(terms(f"{c.page} {c.above} {c.title} {text}")) for c, text in zip(cands, shown,
                                                                          strict=True)]
@@ -255,7 +229,7 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
         c.found = {t: weight[t] / total for t in wanted & ts}
         c.lex = sum(c.found.values())
     if embed is not None and cands:
-        vectors = embed([question] + [f"{c.page} > {c.title}: {text[:EMBED_CHARS]}"
+        vectors = embed([reading.searched] + [f"{c.page} > {c.title}: {text[:EMBED_CHARS]}"
                                       for c, text in zip(cands, shown, strict=True)])
         for c, v in zip(cands, vectors[1:], strict=True):
             c.sem = cosine(vectors[0], v)
@@ -266,20 +240,19 @@ def _score(question: str, cands: list[Candidate], embed) -> None:
         if c.block.kind == "paragraph" and len(plain_text(c.block.text)) < 40:
             c.score *= 0.8  # a fragment rarely answers on its own
         c.score -= RANK_STEP * c.rank  # ties go to the better-ranked chunk
-    term = defined_term(question)
+    term = reading.defines
     if term is not None:
         for c in cands:
             if _defines(c.block.text, term):
                 c.score += DEFINES
 
 
-def _trim_paragraph(text: str, question: str) -> str:
+def _trim_paragraph(text: str, wanted: frozenset[str]) -> str:
     """A long paragraph cut to its best run of up to three whole sentences, never starting on
     a sentence that leans on the one before."""
     sents = sentences(" ".join(text.split()))
     if len(text) <= MAX_CHARS or len(sents) <= 3:
         return text
-    wanted = set(terms(question))
     best, best_at = -1.0, 0
     for i in range(len(sents)):
         window = " ".join(sents[i : i + 3])
@@ -292,11 +265,10 @@ def _trim_paragraph(text: str, question: str) -> str:
     return " ".join(sents[start : start + 3])
 
 
-def _code_window(lines: list[str], question: str) -> str:
+def _code_window(lines: list[str], wanted: frozenset[str]) -> str:
     """A long code block cut to the MAX_CODE_LINES lines around the line that holds most
     of the question's terms, with "…" where lines were left out."""
     body = lines[1:-1]
-    wanted = set(terms(question))
     hits = [len(wanted & set(terms(ln))) for ln in body]
     best = max(range(len(body)), key=lambda k: (hits[k], -k)) if hits else 0
     start = max(0, min(best - MAX_CODE_LINES // 4, len(body) - MAX_CODE_LINES))
@@ -306,14 +278,14 @@ def _code_window(lines: list[str], question: str) -> str:
     return "\n".join([lines[0], *before, *window, *after, lines[-1]])
 
 
-def _trim_block(block: TextBlock, question: str = "") -> str:
+def _trim_block(block: TextBlock, wanted: frozenset[str] = frozenset()) -> str:
     lines = block.text.split("\n")
     if block.kind in ("list", "definition"):
         items = [k for k, ln in enumerate(lines) if _BULLET.match(ln)]
         if len(items) > MAX_LIST_ITEMS:
             return "\n".join(lines[: items[MAX_LIST_ITEMS]]).rstrip()
     if block.kind == "code" and len(lines) > MAX_CODE_LINES + 2:
-        return _code_window(lines, question)
+        return _code_window(lines, wanted)
     if block.kind == "table" and len(lines) > MAX_TABLE_ROWS + 2:
         return "\n".join(lines[: MAX_TABLE_ROWS + 2])
     return block.text
@@ -364,22 +336,23 @@ def _explains(blocks: list[TextBlock], k: int) -> TextBlock | None:
     return nxt
 
 
-def _render(c: Candidate, question: str) -> str:
+def _render(c: Candidate, reading: Reading) -> str:
     n = c.source + 1
     lead, follow = _lead_in(c), _follow_on(c)
-    body = strip_markers(_trim_block(c.block, question))
-    term = defined_term(question)
+    wanted = reading.terms
+    body = strip_markers(_trim_block(c.block, wanted))
+    term = reading.defines
     if c.block.kind == "table":  # the rows that answer, when the question names them
         rows = _defining_rows(c.block.text, term) if term is not None else None
-        body = strip_markers(rows or _named_rows(c.block.text, question) or body)
+        body = strip_markers(rows or _named_rows(c.block.text, wanted) or body)
     if c.block.kind == "paragraph":
-        body = _trim_paragraph(body, question)
+        body = _trim_paragraph(body, wanted)
         if follow is not None:
-            out = _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow, question))
+            out = _cite_prose(body, n) + "\n\n" + strip_markers(_trim_block(follow, wanted))
             then = _explains(c.blocks, c.index + 2) if follow.kind == "code" else None
             return out if then is None else out + "\n\n" + _cite_prose(strip_markers(then.text), n)
         if lead is not None and lead.kind != "paragraph":  # the list the paragraph sums up
-            listed = strip_markers(_trim_block(lead, question))
+            listed = strip_markers(_trim_block(lead, wanted))
             intro = c.blocks[c.index - 2] if c.index >= 2 else None
             if intro is not None and intro.kind == "paragraph" and not intro.noise \
                     and intro.text.rstrip().endswith(":") and len(intro.text) <= MAX_CHARS:
@@ -395,18 +368,19 @@ def _render(c: Candidate, question: str) -> str:
     return f"From “{label}” [{n}]:\n\n{body}{after}"
 
 
-def compose(question: str, hits: Sequence[SearchHit],
+def compose(reading: Reading, hits: Sequence[SearchHit],
             embed: Callable[[list[str]], list[list[float]]] | None = None,
-            page_url: str | None = None, quantity: set[str] | None = None) -> Composed:
-    """The answer quoted from the hits (best first), or an empty text when nothing fits.
-    `page_url`: the reader's current page, whose blocks count more. `quantity`: for a
-    question asking for a number (functions.answers.question_kind.quantity_words), a block that
-    states it is preferred to a slightly better one that does not."""
-    cands, sources = _candidates(question, hits, page_url)
+            page_url: str | None = None) -> Composed:
+    """The answer to the question read (functions.answers.question_kind.read) quoted from the
+    hits (best first), or an empty text when nothing fits. `page_url`: the reader's current
+    page, whose blocks count more. For a question asking for a number, a block that states it
+    is preferred to a slightly better one that does not."""
+    cands, sources = _candidates(reading, hits, page_url)
     if not cands:
         return Composed("", sources)
-    _score(question, cands, embed)
+    _score(reading, cands, embed)
     ranked = sorted(cands, key=lambda c: -c.score)
+    quantity = reading.quantity
     if quantity:  # a number of the asked unit, not just any number ("how far to move …")
         stating = [c for c in ranked
                    if states_quantity(plain_text(_shown_markdown(c), keep_lines=True), quantity)]
@@ -425,7 +399,7 @@ def compose(question: str, hits: Sequence[SearchHit],
             and sum(w for t, w in c.found.items() if t not in best.found) >= COVER_GAIN]
     # the block that covers what the question asks and the best one leaves out ("how do
     # reliability and durability differ": the durability section), else one nearly as good
-    compared = compared_terms(question)
+    compared = reading.compared
     near = [c for c in others if c.score >= best.score - COVER_MARGIN]
     # the other side of a comparison, named by its page or heading where the best one's are
     # not ("Visual Properties" beside "Collision Properties"; the shared "URDF" is context),
@@ -450,7 +424,7 @@ def compose(question: str, hits: Sequence[SearchHit],
     elif others and others[0].score >= best.score - SECOND_BLOCK and best.lex < 0.99:
         parts.append(others[0])
     # the best block first: the reader sees the answer before what supports it
-    text = "\n\n".join(_render(c, question) for c in parts)
+    text = "\n\n".join(_render(c, reading) for c in parts)
     return Composed(text, sources, best.lex, best.sem, max(c.sem for c in cands),
                     max(c.lex for c in cands), sum(c.sem for c in cands) / len(cands))
 
@@ -471,7 +445,7 @@ def _distinct(c: Candidate, best: Candidate) -> bool:
     return a not in b and b not in a
 
 
-def supported(composed: Composed, quantity: set[str] | None = None) -> bool:
+def supported(composed: Composed, quantity: frozenset[str] | None = None) -> bool:
     """Whether the quoted text answers the question well enough to be shown as an answer.
     `quantity`: for a question asking for a number, the words one of which must stand beside
     a number in the quote (functions.answers.question_kind.quantity_words)."""

@@ -1,8 +1,10 @@
-"""What a question asks for, read from its words: a quantity, a comparison, or nothing at all."""
+"""What a question asks for, read once from its words (`read` → `Reading`): a quantity, a
+comparison, a definition, several parts, or nothing in particular."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from functions.answers.text import sentences
 from functions.answers.tuning import TUNING
@@ -203,6 +205,33 @@ def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str
     return bool(compared & (set(terms(" ".join(named))) - set(terms(" ".join(best)))))
 
 
+# "What is loop jitter?", "What does DVFS stand for?": a definition question.
+_WHAT_IS = re.compile(
+    r"^\s*(?:what(?:'s|\s+is|\s+are)|define|what\s+does|what\s+do)\s+(?:an?\s+|the\s+)?"
+    r"(?P<subject>[^?]{2,60}?)(?:\s+(?:mean|stand\s+for))?\s*\??\s*$", re.I)
+
+
+def defined_term(question: str) -> str | None:
+    """The head word of what a definition question asks about ("What is loop jitter?" →
+    "jitter"), as a stemmed term; None for other questions."""
+    match = _WHAT_IS.match(question)
+    if match is None:
+        return None
+    subject = re.split(r"\s+(?:mean|stand|in|of|for|on|with|when|during|and|or|vs\.?|versus)\b",
+                       match.group("subject"), maxsplit=1, flags=re.I)[0]
+    if re.match(r"(?:the\s+)?(?:differences?|relationship|trade-?offs?|best|right)\b", subject,
+                re.I):
+        return None  # "what is the difference between …" compares, it defines nothing
+    words = terms(subject)
+    return words[-1] if words else None
+
+
+# A question about the parts a quote skips (objectives, quizzes, exercises, figures…).
+_ASKS_FOR_SKIPPED = re.compile(
+    r"\b(objectives?|quiz|exercises?|assessment|review questions|next|reading|references|"
+    r"practice|learn|goals?|diagrams?|flowcharts?|figures?|captions?)\b", re.I)
+
+
 def empty_question(question: str) -> bool:
     """No content word at all: only stop words, punctuation or symbols."""
     return not terms(question)
@@ -239,3 +268,36 @@ def parts(question: str) -> tuple[str, ...]:
     if len(out) > 1 and not alone(out[0]):
         out[:2] = [f"{out[0]}, and {out[1]}"]
     return tuple(out) if len(out) > 1 else ()
+
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A question read once: what each rule of the answer layer asks of it."""
+
+    asked: str  # the reader's words (misspelt words respelt as the book spells them)
+    searched: str  # what the quote is matched with: the query, beside a follow-up's context
+    terms: frozenset[str]  # the content words of `searched`, stemmed
+    quantity: frozenset[str] | None  # asks for a number: the words one must stand beside
+    compared: frozenset[str]  # a comparison's terms (empty: no comparison)
+    defines: str | None  # "What is X?": X's head term
+    wants_skipped: bool  # asks for objectives, a quiz, figures…: quoted although skipped
+    parts: tuple[str, ...]  # a multi-part question's parts (empty: one question)
+
+    @property
+    def kind(self) -> str:
+        """One word for `ask --explain`: multi-part, quantity, comparison, definition or open."""
+        return ("multi-part" if self.parts else "quantity" if self.quantity is not None
+                else "comparison" if self.compared else "definition" if self.defines
+                else "open")
+
+
+def read(asked: str, searched: str = "") -> Reading:
+    """`asked`: the question as the reader put it; `searched` (default: the same): what was
+    searched for it, a follow-up's context included."""
+    searched = searched or asked
+    quantity = quantity_words(asked)
+    return Reading(asked, searched, frozenset(terms(searched)),
+                   None if quantity is None else frozenset(quantity),
+                   frozenset(compared_terms(searched)), defined_term(searched),
+                   bool(_ASKS_FOR_SKIPPED.search(searched)), parts(asked))

@@ -11,6 +11,7 @@ import pytest
 from functions.answers.chat import Evidence, decide
 from functions.answers.decision import FEATURES, POLICY_FILE, Signals, policies, policy_for
 from functions.answers.extractive import Composed
+from functions.answers.question_kind import read
 
 MINILM = "all-MiniLM-L6-v2"
 
@@ -32,7 +33,7 @@ def band(policy, low: float, high: float) -> Signals:
 
 
 def evidence(found: Signals, absent=(), text="Quoted [1].") -> Evidence:
-    return Evidence("What is it?", "What is it?", "", [], False, list(absent), [],
+    return Evidence(read("What is it?"), "What is it?", "", [], False, list(absent), [],
                     Composed(text), found)
 
 

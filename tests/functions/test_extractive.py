@@ -7,8 +7,11 @@ paragraph that opens with a pronoun.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from functions.answers.citations import link_citations
 from functions.answers.extractive import compose, supported
+from functions.answers.question_kind import read
 from functions.answers.reader_blocks import split_blocks
 from functions.answers.selection import sentences
 from functions.search.types import SearchHit
@@ -27,7 +30,7 @@ def hit(content: str, anchor: str = "top", title: str = "Top", dense: float = 0.
 
 
 def shown(question: str, hits: list[SearchHit], embed=None) -> tuple[str, list[dict]]:
-    composed = compose(question, hits, embed)
+    composed = compose(read(question), hits, embed)
     return link_citations(composed.text, composed.sources)
 
 
@@ -131,17 +134,17 @@ def test_a_long_code_block_shows_the_lines_the_question_asks_about():
     assert text.count("…") == 1 and text.rstrip().endswith("```")
     from functions.answers.question_kind import quantity_words
 
-    assert supported(compose(question, [hit(content)]), quantity_words(question))
+    assert supported(compose(read(question), [hit(content)]), quantity_words(question))
 
 
 def test_a_lead_in_with_nothing_after_it_is_never_quoted_alone():
     content = "Options for the physical robot, depending on budget:\n\n### Premium\n\nUnitree G1."
-    composed = compose("What are the options for the physical robot on a budget?", [hit(content)])
+    composed = compose(read("What are the options for the physical robot on a budget?"), [hit(content)])
     assert "depending on budget" not in composed.text
 
 
 def test_what_is_x_prefers_the_block_that_defines_x():
-    from functions.answers.extractive import defined_term
+    from functions.answers.question_kind import defined_term
     from functions.search.sparse import terms
 
     aside = hit("Filters here assume a constant dt. If your loop jitters badly, pass the real "
@@ -268,12 +271,12 @@ def test_a_comparison_quotes_the_section_of_each_side():
 
 def test_quantity_question_needs_a_number_of_that_unit():
     content = "The battery warns at 10 percent and shuts down the arms at 5 percent."
-    composed = compose("How many hours can it run on one charge?", [hit(content)])
+    composed = compose(read("How many hours can it run on one charge?"), [hit(content)])
     from functions.answers.question_kind import quantity_words
 
     assert not supported(composed, quantity_words("How many hours can it run on one charge?"))
     assert supported(composed, quantity_words("What battery percentage triggers a warning?"))
-    words = compose("How many modules does the course have?",
+    words = compose(read("How many modules does the course have?"),
                     [hit("The course is divided into seven modules.")])
     assert supported(words, quantity_words("How many modules does the course have?"))
 
@@ -283,9 +286,9 @@ def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
 
     # "[1]" is the answer's own marker, not a number of anything
     tall = quantity_words("How tall is the robot?")
-    composed = compose("How tall is the robot?", [hit("The robot is tall for its class.")])
+    composed = compose(read("How tall is the robot?"), [hit("The robot is tall for its class.")])
     assert composed.text.endswith("[1].") and not supported(composed, tall)
-    assert supported(compose("How tall is the robot?", [hit("The robot is 1.5 m tall.")]), tall)
+    assert supported(compose(read("How tall is the robot?"), [hit("The robot is 1.5 m tall.")]), tall)
     # the "s" of "robot's" is not seconds; "5 s" and "5s" are
     steps = quantity_words("How long is the horizon, in steps or seconds?")
     assert not states_quantity("The robot's horizon covers 3 gait phases.", steps)
@@ -329,8 +332,8 @@ def test_a_quantity_question_prefers_the_block_that_states_it():
                "- critical: 10 percent\n- low: 20 percent")
     question = "At what battery percentage does the power manager go low?"
     quantity = quantity_words(question)
-    plain_pick = compose(question, [hit(content)])
-    picked = compose(question, [hit(content)], quantity=quantity)
+    plain_pick = compose(replace(read(question), quantity=None), [hit(content)])
+    picked = compose(read(question), [hit(content)])
     assert "20 percent" in picked.text and supported(picked, quantity)
     assert "20 percent" not in plain_pick.text  # without the rule the prose wins
 
