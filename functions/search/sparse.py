@@ -24,6 +24,10 @@ STOPWORDS = frozenset(
 
 
 STEMMER_VERSION = 2  # 2: a final silent e is dropped (stored sparse vectors depend on it)
+# The inflections the stemmer strips, each with what it puts back, tried in this order (stored
+# sparse vectors depend on them). functions.answers.names tries the same ones, and a few more
+# the index must not strip, to tell whether a word is an inflection of an everyday one.
+SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
 def stem(word: str) -> str:
@@ -39,14 +43,7 @@ def stem(word: str) -> str:
 def _strip_suffix(word: str) -> str:
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    for suffix, keep in SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
