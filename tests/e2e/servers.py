@@ -150,7 +150,10 @@ def stub_api(answer: dict, status: int = 200, headers: dict | None = None) -> Th
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the page moved on before the image arrived
 
     return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
@@ -191,3 +194,33 @@ def textbook_chat_serve(cli: list[str], env: dict, cwd: Path, log_path: Path, po
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def slow_images() -> ThreadingHTTPServer:
+    """Images that arrive late, as a diagram service or a slow CDN sends them:
+    `/diagram.svg?delay=MS&height=PX` answers after MS milliseconds with an SVG PX tall (the page
+    gives no dimensions, so the layout grows when it arrives)."""
+    import time
+    from urllib.parse import parse_qs
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            query = parse_qs(urlsplit(self.path).query)
+            time.sleep(int(query.get("delay", ["0"])[0]) / 1000)
+            height = int(query.get("height", ["400"])[0])
+            body = (f'<svg xmlns="http://www.w3.org/2000/svg" width="600" height="{height}">'
+                    f'<rect width="600" height="{height}" fill="#9ab"/></svg>').encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "image/svg+xml")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the page moved on before the image arrived
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)

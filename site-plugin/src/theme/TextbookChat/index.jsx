@@ -1,11 +1,12 @@
 /** The chat widget: floating button, panel, conversation and "Ask about this". Swizzle it to customise. */
 import React, {useCallback, useEffect, useRef, useState} from 'react';
-import {useHistory} from '@docusaurus/router';
+import {useHistory, useLocation} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {localizedCitationTarget} from '../../client/locale.mjs';
+import {pinHeading} from '../../client/pin.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
 import Answer, {TargetLink} from './Answer';
@@ -33,41 +34,11 @@ function sessionStore() {
   }
 }
 
-/** The height the sticky navbar covers at the top of the viewport (0 when it is hidden). */
-function navbarBottom() {
-  const navbar = document.querySelector('.navbar');
-  if (!navbar) return 0;
-  const {position} = window.getComputedStyle(navbar);
-  return position === 'sticky' || position === 'fixed' ? Math.max(0, navbar.getBoundingClientRect().bottom) : 0;
-}
-
-/**
- * Scroll the heading clear of the navbar once the target page has rendered it (the old page
- * may hold the same id), then let the table of contents catch up: it follows scroll events,
- * and it may have mounted after the scroll.
- */
-function scrollToId(id, stale) {
-  if (!id) return;
-  const started = Date.now();
-  const tick = () => {
-    const element = document.getElementById(id);
-    if (element && element !== stale && element.isConnected) {
-      const top = element.getBoundingClientRect().top + window.scrollY - navbarBottom() - 12;
-      window.scrollTo({top: Math.max(0, top), behavior: 'instant'});
-      const nudge = () => document.dispatchEvent(new Event('scroll'));
-      window.requestAnimationFrame(() => window.requestAnimationFrame(nudge));
-      window.setTimeout(nudge, 300);
-      return;
-    }
-    if (Date.now() - started < 8000) window.setTimeout(tick, 50);
-  };
-  tick();
-}
-
 export default function TextbookChat() {
   const config = usePluginData(PLUGIN_NAME);
   const {siteConfig, i18n} = useDocusaurusContext();
   const history = useHistory();
+  const location = useLocation();
   const {labels, apiUrl, requestTimeoutMs} = config;
   const pageLabels = config.pageLabels || {};
   const examples = React.useMemo(
@@ -91,6 +62,19 @@ export default function TextbookChat() {
   const toggleRef = useRef(null);
   const logRef = useRef(null);
   const panelRef = useRef(null);
+  // The old page's element with the id a widget link goes to (the new page has not rendered yet).
+  const leaving = useRef(null);
+
+  // Every #anchor the reader lands on (a citation, a link in an answer or the page, one typed in
+  // the address bar): its heading is held at the top while the page's layout grows, until the
+  // reader scrolls, and receives focus.
+  useEffect(() => {
+    const id = hashToId(location.hash);
+    const stale = leaving.current;
+    leaving.current = null;
+    if (!id) return undefined;
+    return pinHeading(id, {stale, markClass: styles.targetMark});
+  }, [location.pathname, location.hash, location.key]);
 
   useEffect(() => {
     setMessages(loadConversation(sessionStore()));
@@ -157,11 +141,10 @@ export default function TextbookChat() {
       event.preventDefault();
       const id = hashToId(target.hash);
       const samePage = !target.pathname || samePath(target.pathname, window.location.pathname);
-      const stale = samePage || !id ? null : document.getElementById(id);
+      leaving.current = samePage || !id ? null : document.getElementById(id);
       history.push(target.pathname ? target.to : `${window.location.pathname}${target.to}`);
       // On a phone the panel covers the page: get out of the way of the section.
       if (window.matchMedia?.(PHONE_QUERY).matches) setOpen(false);
-      scrollToId(id, stale);
     },
     [history],
   );

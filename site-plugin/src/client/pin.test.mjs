@@ -1,0 +1,158 @@
+import test, {mock} from 'node:test';
+import assert from 'node:assert/strict';
+import {GAP_PX, MARK_ATTRIBUTE, MARK_MS, PIN_MS, pinHeading, scrollDelta} from './pin.mjs';
+
+// A page as the pin sees it: elements at document positions, a window that scrolls, listeners
+// that tests fire, and a ResizeObserver the test triggers when the layout "grows".
+function fakePage() {
+  const listeners = new Map();
+  const elements = new Map();
+  const observers = [];
+  const win = {
+    scrollY: 0,
+    scrolls: 0,
+    location: {pathname: '/docs/pid', hash: '#tuning'},
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (t) => clearTimeout(t),
+    scrollTo({top}) {
+      win.scrollY = top;
+      win.scrolls += 1;
+    },
+    getComputedStyle: () => ({position: 'sticky'}),
+    addEventListener: (type, fn) => listeners.set(type, [...(listeners.get(type) || []), fn]),
+    removeEventListener: (type, fn) => listeners.set(type, (listeners.get(type) || []).filter((f) => f !== fn)),
+    fire: (type) => (listeners.get(type) || []).forEach((fn) => fn({type})),
+    listening: (type) => (listeners.get(type) || []).length,
+    ResizeObserver: class {
+      constructor(callback) {
+        this.callback = callback;
+        this.active = true;
+        observers.push(this);
+      }
+      observe() {}
+      disconnect() {
+        this.active = false;
+      }
+    },
+    Event: class {
+      constructor(type) {
+        this.type = type;
+      }
+    },
+    grow(px) {
+      for (const el of elements.values()) el.pageTop += px;
+      observers.filter((o) => o.active).forEach((o) => o.callback());
+    },
+  };
+  const navbar = {getBoundingClientRect: () => ({bottom: 60})};
+  win.document = {
+    body: {},
+    querySelector: (selector) => (selector === '.navbar' ? navbar : null),
+    getElementById: (id) => elements.get(id) || null,
+    addEventListener() {},
+    removeEventListener() {},
+    dispatchEvent() {},
+  };
+  const add = (id, pageTop) => {
+    const attributes = new Map();
+    const el = {
+      id,
+      pageTop,
+      tagName: 'H2',
+      isConnected: true,
+      focused: null,
+      getBoundingClientRect: () => ({top: el.pageTop - win.scrollY}),
+      hasAttribute: (name) => attributes.has(name),
+      getAttribute: (name) => attributes.get(name) ?? null,
+      setAttribute: (name, value) => attributes.set(name, value),
+      removeAttribute: (name) => attributes.delete(name),
+      focus: (options) => {
+        el.focused = options;
+      },
+    };
+    elements.set(id, el);
+    return el;
+  };
+  return {win, add, top: (id) => elements.get(id).getBoundingClientRect().top};
+}
+
+test.beforeEach(() => mock.timers.enable({apis: ['setTimeout', 'Date']}));
+test.afterEach(() => mock.timers.reset());
+
+test('scrollDelta ignores a pixel of rounding', () => {
+  assert.equal(scrollDelta(73.4, 72), 0);
+  assert.equal(scrollDelta(1500, 72), 1428);
+  assert.equal(scrollDelta(-300, 72), -372);
+});
+
+test('the heading is placed under the navbar and kept there while the layout grows', () => {
+  const {win, add, top} = fakePage();
+  add('tuning', 900);
+  pinHeading('tuning', {win});
+  assert.equal(top('tuning'), 60 + GAP_PX);
+  win.grow(4500); // diagrams render above the heading
+  assert.equal(top('tuning'), 60 + GAP_PX);
+  mock.timers.tick(PIN_MS - 500);
+  win.grow(800);
+  assert.equal(top('tuning'), 60 + GAP_PX);
+});
+
+test('it waits for the target page to render the heading, ignoring the old page’s one', () => {
+  const {win, add, top} = fakePage();
+  const old = add('tuning', 300);
+  pinHeading('tuning', {win, stale: old});
+  assert.equal(win.scrolls, 0);
+  add('tuning', 2000); // the new page replaces the element with that id
+  mock.timers.tick(60);
+  assert.equal(top('tuning'), 60 + GAP_PX);
+});
+
+test('the reader scrolling lets go of the heading', () => {
+  const {win, add, top} = fakePage();
+  add('tuning', 900);
+  pinHeading('tuning', {win});
+  win.fire('wheel');
+  win.grow(1000);
+  mock.timers.tick(1000);
+  assert.equal(top('tuning'), 60 + GAP_PX + 1000);
+  assert.equal(win.listening('keydown'), 0, 'every listener is removed');
+});
+
+test('after PIN_MS the page is left alone', () => {
+  const {win, add, top} = fakePage();
+  add('tuning', 900);
+  pinHeading('tuning', {win});
+  mock.timers.tick(PIN_MS + 500);
+  win.grow(700);
+  mock.timers.tick(1000);
+  assert.equal(top('tuning'), 60 + GAP_PX + 700);
+});
+
+test('another navigation ends the pin', () => {
+  const {win, add, top} = fakePage();
+  add('tuning', 900);
+  pinHeading('tuning', {win});
+  win.location.hash = '#other';
+  win.grow(500);
+  assert.equal(top('tuning'), 60 + GAP_PX + 500);
+});
+
+test('the heading receives focus without scrolling and is marked for a moment', () => {
+  const {win, add} = fakePage();
+  const heading = add('tuning', 900);
+  pinHeading('tuning', {win});
+  assert.equal(heading.getAttribute('tabindex'), '-1');
+  assert.deepEqual(heading.focused, {preventScroll: true});
+  assert.equal(heading.hasAttribute(MARK_ATTRIBUTE), true);
+  mock.timers.tick(MARK_MS + 10);
+  assert.equal(heading.hasAttribute(MARK_ATTRIBUTE), false);
+});
+
+test('a heading that is never rendered gives up quietly', () => {
+  const {win} = fakePage();
+  let done = false;
+  pinHeading('missing', {win, onDone: () => (done = true)});
+  mock.timers.tick(20000);
+  assert.equal(done, true);
+  assert.equal(win.scrolls, 0);
+});
