@@ -50,8 +50,10 @@ LATE_LAYOUT = """(() => {
 })();"""
 
 HEADING_TOP = "id => document.getElementById(id).getBoundingClientRect().top"
-# The heading's top, or 0 when the page is scrolled to its end (a last heading can go no higher).
-PLACED = """id => {
+# The heading's top, or 0 when the page is scrolled to its end (a last heading can go no higher);
+# read after two frames, so a growth that landed just now has been seen by the page's observers.
+PLACED = """async id => {
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const end = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
   const top = document.getElementById(id).getBoundingClientRect().top;
   return end && top > 0 && top < window.innerHeight ? 0 : top;
