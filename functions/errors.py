@@ -20,6 +20,11 @@ class ModelMismatchError(TextbookChatError):
     """The collection was built with another embedding model than the one configured."""
 
 
+class UnknownFilter(TextbookChatError):
+    """A request's `filters.version` or `filters.locale` names one the book was not indexed
+    with; the message lists the ones it has (answered 422)."""
+
+
 class StoreUnavailableError(TextbookChatError):
     """Qdrant cannot be reached or the collection does not exist."""
 

@@ -26,7 +26,7 @@ from indexer.frontmatter import decode, split
 from indexer.local_index import writing
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
-from indexer.routes import load_manifest
+from indexer.routes import editions, load_manifest
 from indexer.site_config import find_config, load_site_config
 from indexer.sync import Summary, sync_docs
 
@@ -224,7 +224,8 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
                 found=found,
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
-            store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"))
+            store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"),
+                              editions(job.routes))
         if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
             say(f"textbook-chat: {store.notice}")
         runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it

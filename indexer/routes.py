@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from functions.search.contract import CURRENT_VERSION, Editions
 from indexer.model import Problem, SiteSettings
 
 # plugin-content-docs numberPrefix.ts: "02-basics" -> "basics", but not "2024-01-15-x" or "1.2.3-x".
@@ -76,9 +77,6 @@ def apply_trailing_slash(path: str, site: SiteSettings) -> str:
     return path.rstrip("/") or "/"
 
 
-CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
-
-
 @dataclass(frozen=True)
 class ManifestDoc:
     doc_id: str
@@ -93,6 +91,8 @@ class ManifestDoc:
     content_dir: Path | None = None  # the folder doc_path is relative to (partials live there)
     default: bool = True  # current version, default locale: keeps the ids of an unversioned book
     untranslated: bool = False  # another locale's page served with the default locale's text
+    default_locale: str = ""  # the site's (served at baseUrl)
+    root_version: bool = False  # its version is the one served at the docs root (lastVersion)
 
     @property
     def edition(self) -> str:
@@ -191,6 +191,7 @@ def _entries(data: dict, docs_dir: Path | str, site_root: Path | None, default_l
     )
     locale = data.get("locale") or default_locale
     docs_prefix = _docs_prefix(docs_dir, site_root)
+    root = _root_version(data["docs"], normalize_url([site.base_url, site.route_base_path]))
     for doc in data["docs"]:
         permalink = doc["permalink"]
         rest = str(doc["source"]).removeprefix("@site/")
@@ -203,7 +204,43 @@ def _entries(data: dict, docs_dir: Path | str, site_root: Path | None, default_l
             content_dir=site_root / content if site_root else None,
             default=version == CURRENT_VERSION and locale == default_locale,
             untranslated=locale != default_locale and not rest.startswith("i18n/"),
+            default_locale=default_locale, root_version=version == root,
         )
+
+
+def _root_version(docs: list[dict], docs_root: str) -> str:
+    """The version Docusaurus serves at the docs root (the docs plugin's `lastVersion`): every
+    other version's pages sit under `<docs root>/<its path>` ("next" for the current version,
+    else its name: plugin-content-docs versions/version.ts), so it is the one whose pages do
+    not. When that does not single one out (custom version paths), the plugin's default:
+    the newest release (listed right after "current"), else "current"."""
+    names = list(dict.fromkeys(str(d.get("version") or CURRENT_VERSION) for d in docs))
+    root = docs_root.rstrip("/") + "/"
+
+    def under_own_path(name: str) -> bool:
+        label = "next" if name == CURRENT_VERSION else name
+        return any(str(d.get("permalink", "")).rstrip("/") + "/" == root + label + "/"
+                   or str(d.get("permalink", "")).startswith(root + label + "/")
+                   for d in docs if str(d.get("version") or CURRENT_VERSION) == name)
+
+    at_root = [n for n in names if not under_own_path(n)]
+    if len(at_root) == 1:
+        return at_root[0]
+    released = [n for n in names if n != CURRENT_VERSION]
+    return released[0] if released else CURRENT_VERSION
+
+
+def editions(routes: Mapping[str, ManifestDoc] | None) -> Editions:
+    """The versions and locales of a manifest's docs (in the manifest's order) and the ones
+    served at the docs root and at baseUrl; none without a manifest."""
+    docs = list((routes or {}).values())
+    if not docs:
+        return Editions()
+    default_locale = docs[0].default_locale or docs[0].locale
+    root = next((d.version for d in docs if d.root_version and d.locale == default_locale),
+                next((d.version for d in docs if d.root_version), docs[0].version))
+    return Editions(tuple(dict.fromkeys(d.version for d in docs if d.version)),
+                    tuple(dict.fromkeys(d.locale for d in docs if d.locale)), root, default_locale)
 
 
 def _docs_prefix(docs_dir: Path | str, site_root: Path | None) -> str:

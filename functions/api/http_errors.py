@@ -25,6 +25,7 @@ from functions.errors import (
     ServiceUnavailableError,
     StoreUnavailableError,
     TextbookChatError,
+    UnknownFilter,
     UpstreamError,
 )
 
@@ -108,6 +109,8 @@ def from_exception(exc: BaseException) -> ApiError:
         return ApiError(503, f"{exc.service}_unavailable", SERVICE_MESSAGES.get(
             exc.service, "A service the assistant needs is unavailable; please try again in a "
                          "minute."), retry_after=SERVICE_RETRY_AFTER)
+    if isinstance(exc, UnknownFilter):
+        return ApiError(422, "unknown_filter", str(exc))
     if isinstance(exc, ModelMismatchError):
         return ApiError(503, "model_mismatch", str(exc))
     if isinstance(exc, StoreUnavailableError):

@@ -41,9 +41,10 @@ _CITE = ("Cite the `url` of each section you use, exactly as given: it opens tha
          "the book's site.")
 _EDITION = {
     "version": {"type": "string", "description": "the book's docs version, e.g. \"current\" "
-                "or \"1.0\" (default: every version the index holds)"},
+                "or \"1.0\" (default: the one the site shows at its docs root; another is an "
+                "error naming the ones there are)"},
     "locale": {"type": "string", "description": "the language, e.g. \"en\" or \"fr\" "
-               "(default: every language the index holds)"},
+               "(default: the site's default language)"},
 }
 
 

@@ -13,7 +13,9 @@ META_MODEL = "embedding_model"
 META_DIMENSION = "embedding_dimension"
 META_SCHEMA = "schema_version"
 META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re-sync
+META_EDITIONS = "editions"  # the versions and locales indexed (Editions.as_meta), at each sync
 SCHEMA_VERSION = 1
+CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
 
 
 def chunk_id(doc_path: str, chunk_index: int, edition: str = "") -> str:
@@ -32,6 +34,34 @@ def point_id(chunk_hex: str) -> int:
 def content_hash(text: str) -> str:
     """Hash of the exact text that is embedded; equal hashes may share a vector."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Editions:
+    """The docs versions and locales a book was indexed with, and the ones Docusaurus serves at
+    the docs root (default_version, e.g. "1.0" or "current") and at baseUrl (default_locale):
+    what `filters.version`/`filters.locale` may name, and what a question with no page reads.
+    Empty for a book indexed without a build manifest (its chunks have no version or locale)."""
+
+    versions: tuple[str, ...] = ()
+    locales: tuple[str, ...] = ()
+    default_version: str = ""
+    default_locale: str = ""
+
+    def as_meta(self) -> dict:
+        return {"versions": list(self.versions), "locales": list(self.locales),
+                "default_version": self.default_version, "default_locale": self.default_locale}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> Editions | None:
+        """The editions a collection's metadata records; None for an index written before
+        they were recorded (the next `index` run records them)."""
+        data = meta.get(META_EDITIONS)
+        if not isinstance(data, dict):
+            return None
+        return cls(tuple(str(v) for v in data.get("versions") or ()),
+                   tuple(str(v) for v in data.get("locales") or ()),
+                   str(data.get("default_version") or ""), str(data.get("default_locale") or ""))
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
     META_DIMENSION,
+    META_EDITIONS,
     META_MODEL,
     META_SCHEMA,
     META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
+    Editions,
 )
 from functions.search.qdrant_access import collection_missing, same_model, unusable_path
 from functions.search.query import query_body
@@ -366,13 +368,14 @@ class EdgeStore:
     def count(self) -> int:
         return self._shard().count(qe.CountRequest(exact=True))
 
-    def mark_synced(self, when: str) -> None:
-        """Record the time of the last finished sync (GET /health shows it); the engine's
-        writes are made durable first."""
+    def mark_synced(self, when: str, editions: Editions | None = None) -> None:
+        """Record the time of the last finished sync (GET /health shows it) and the versions
+        and locales it indexed; the engine's writes are made durable first."""
         if self.written:
             self._shard().flush()
         meta = self._read_meta() or {}
-        self._write_meta({**meta, META_SYNCED_AT: when})
+        extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
+        self._write_meta({**meta, META_SYNCED_AT: when, **extra})
 
     def index_status(self) -> dict:
         """The collection's metadata plus its point count (GET /health)."""

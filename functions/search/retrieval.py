@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from urllib.parse import unquote
 
-from functions.errors import ModelMismatchError
-from functions.search.contract import META_DIMENSION, META_MODEL
+from functions.errors import ModelMismatchError, UnknownFilter
+from functions.search.contract import CURRENT_VERSION, META_DIMENSION, META_MODEL, Editions
 from functions.search.ranking import page_key, rerank
 from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
@@ -69,6 +69,41 @@ def check_model(meta: dict, model_name: str, dimension: int) -> None:
 EDITION_KEYS = ("version", "locale")
 
 
+def check_editions(filters: dict[str, str], known: Editions) -> None:
+    """Refuse a `version` or `locale` filter the book was not indexed with, naming the ones
+    it has."""
+    for key, have, default, noun in (("version", known.versions, known.default_version, "version"),
+                                     ("locale", known.locales, known.default_locale, "locale")):
+        asked = filters.get(key)
+        if asked is None or asked in have:
+            continue
+        if not have:
+            raise UnknownFilter(f"This book has no {noun}s (it was indexed without them), so "
+                                f'`filters.{key}` "{asked[:40]}" matches nothing; leave it out.')
+        names = [f'"{v}"' + (" (the default)" if v == default else "") for v in have]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        raise UnknownFilter(f'This book has no {noun} "{asked[:40]}": `filters.{key}` may be '
+                            f"{listed}, or leave it out to use the reader's page's {noun}.")
+
+
+def page_edition(page_url: str | None, known: Editions) -> dict[str, str]:
+    """The version and locale a page that is not one of the book's (the home page, a blog post,
+    a category index) shows in its path: Docusaurus serves another locale under
+    `<baseUrl><locale>/` and another version under `<docs root>/<name>` ("next": current)."""
+    segments = set(page_key(page_url).split("/"))
+    out = {}
+    labels = {("next" if v == CURRENT_VERSION else v): v for v in known.versions
+              if v != known.default_version}
+    version = next((labels[s] for s in labels if s in segments), None)
+    if version:
+        out["version"] = version
+    locale = next((loc for loc in known.locales
+                   if loc != known.default_locale and loc in segments), None)
+    if locale:
+        out["locale"] = locale
+    return out
+
+
 def page_variants(url: str | None) -> list[str]:
     """The ways the index may spell the reader's page URL (trailing slash, percent-encoding)."""
     key = page_key(url)
@@ -89,6 +124,7 @@ class Retriever:
         self.backend = backend
         self.embedder = embedder
         self._checked = False
+        self.editions: Editions | None = None  # what the index records (None: not recorded)
         self._plain = False  # the book has no versions or locales (learnt from the first page)
         self._lock = threading.Lock()  # local-mode Qdrant is not safe across threads
 
@@ -96,6 +132,9 @@ class Retriever:
         if not self._checked:
             meta = self.backend.collection_meta()
             check_model(meta, self.embedder.model_name, int(self.embedder.dimension or 0))
+            self.editions = Editions.from_meta(meta)
+            self._plain = self.editions is not None and not (self.editions.versions
+                                                             or self.editions.locales)
             self._checked = True
 
     def candidates(self, query: str, filters: dict[str, str] | None = None,
@@ -147,19 +186,33 @@ class Retriever:
         return lifted, (rerank(found, None, top_k) if page_url else lifted)
 
     def edition_filters(self, page_url: str | None, filters: dict[str, str] | None) -> dict:
-        """filters, plus the version and locale of the reader's page where not given: answers
-        come from the edition and language being read."""
+        """filters, plus the version and locale of the reader's page where not given, else the
+        ones Docusaurus serves at the docs root and at baseUrl: an answer comes from one edition
+        and language, the one being read. A version or locale the book lacks is refused."""
         filters = dict(filters or {})
-        variants = page_variants(page_url)
-        if self._plain or not variants or ("version" in filters and "locale" in filters):
-            return filters
         with self._lock:
             self.ensure_model()
-            # Any vector finds a point of that page; a unit one is valid for cosine.
-            unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
-            hits = self.backend.search(unit, ([], []), 1, {"page_url": variants}, "dense")
+        known = self.editions
+        if known is not None:
+            check_editions(filters, known)
+        variants = page_variants(page_url)
+        if self._plain or ("version" in filters and "locale" in filters):
+            return filters
+        hits = []
+        if variants:
+            with self._lock:
+                # Any vector finds a point of that page; a unit one is valid for cosine.
+                unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
+                hits = self.backend.search(unit, ([], []), 1, {"page_url": variants}, "dense")
         if hits:
             edition = {k: str(hits[0].payload[k]) for k in EDITION_KEYS if hits[0].payload.get(k)}
             self._plain = not edition  # indexed without a manifest: one edition, no lookups
-            return {**edition, **filters}
+            filters = {**edition, **filters}
+        elif known is not None and page_url:
+            filters = {**page_edition(page_url, known), **filters}
+        if known is not None:  # no page of the book: the site's own default edition
+            if known.default_version:
+                filters.setdefault("version", known.default_version)
+            if known.default_locale:
+                filters.setdefault("locale", known.default_locale)
         return filters

@@ -12,11 +12,13 @@ from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
     META_DIMENSION,
+    META_EDITIONS,
     META_MODEL,
     META_SCHEMA,
     META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
+    Editions,
 )
 from functions.search.qdrant_access import INDEX, QUERY, same_model
 from functions.search.types import SearchHit, SparseVec
@@ -146,10 +148,12 @@ class QdrantStore:
     def count(self) -> int:
         return int((self.http.call("POST", "/points/count", {"exact": True}) or {})["count"])
 
-    def mark_synced(self, when: str) -> None:
-        """Record the time of the last finished sync in the collection (GET /health shows it)."""
+    def mark_synced(self, when: str, editions: Editions | None = None) -> None:
+        """Record the time of the last finished sync in the collection (GET /health shows it)
+        and the versions and locales it indexed."""
+        extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
         try:
-            self.set_meta(**{META_SYNCED_AT: when})
+            self.set_meta(**{META_SYNCED_AT: when, **extra})
         except StoreUnavailableError:  # an older server without metadata updates: not fatal
             pass
 

@@ -3,22 +3,31 @@ reader's page (or explicit filters), and a section identical in two editions is 
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mangum import Mangum
 
-from functions.search.contract import chunk_id, content_hash
+from functions.api.app import create_app
+from functions.errors import UnknownFilter
+from functions.search.contract import Editions, chunk_id, content_hash
 from functions.search.retrieval import Retriever, page_variants
 from functions.search.sparse import encode_document
 from functions.search.store import QdrantStore
 from functions.settings import Settings
+from indexer.job import index_docs, resolve_job
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.book import chunks
 from tests.functions.conftest import DIM
+from tests.functions.events import http_api_v2
+from tests.indexer.test_editions import versioned_site
 
 # (version, locale, URL prefix replacing /book/docs)
 EDITIONS = [("current", "en", "/book/docs/next"), ("1.0", "en", "/book/docs"),
-            ("current", "fr", "/book/fr/docs/next")]
+            ("current", "fr", "/book/fr/docs/next"), ("1.0", "fr", "/book/fr/docs")]
 
 
 def edition_chunks():
@@ -47,6 +56,9 @@ def store(tmp_path_factory):
     vectors = embedder.embed_batch([c.embed_text for c in items])
     store.upsert([(c.point_id, c.payload(), v, encode_document(c.embed_text))
                   for c, v in zip(items, vectors, strict=True)])
+    # as `index` records them: 1.0 is served at /book/docs, English at /book/
+    store.mark_synced("2026-11-25T00:00:00+00:00",
+                      Editions(("current", "1.0"), ("en", "fr"), "1.0", "en"))
     yield store
     store.close()
 
@@ -80,11 +92,39 @@ def test_explicit_filters_override_the_page(store):
     assert editions_of(hits) == {("1.0", "en")}
 
 
-def test_off_book_pages_see_every_edition_but_each_text_once(store):
-    hits = Retriever(store, ContentEmbedder(DIM)).retrieve(QUESTION, page_url="/book/", top_k=8)
+@pytest.mark.parametrize(("page", "edition"), [
+    (None, ("1.0", "en")), ("/book/", ("1.0", "en")), ("/book/blog/news", ("1.0", "en")),
+    ("/book/fr/", ("1.0", "fr")), ("/book/docs/next/category/sensors", ("current", "en")),
+    ("https://x.github.io/book/fr/docs/next/tags/imu", ("current", "fr"))])
+def test_a_page_outside_the_docs_reads_the_edition_its_path_names_else_the_default(
+        store, page, edition):
+    hits = Retriever(store, ContentEmbedder(DIM)).retrieve(QUESTION, page_url=page, top_k=8)
+    assert hits and editions_of(hits) == {edition}
+
+
+def test_an_index_without_recorded_editions_searches_them_all_each_text_once(store):
+    class Unrecorded:  # an index written before `index` recorded its editions
+        def collection_meta(self):
+            return {k: v for k, v in store.collection_meta().items() if k != "editions"}
+
+        def search(self, *args):
+            return store.search(*args)
+
+    retriever = Retriever(Unrecorded(), ContentEmbedder(DIM))
+    hits = retriever.retrieve(QUESTION, page_url="/book/", top_k=8)
     hashes = [h.payload["content_hash"] for h in hits]
-    assert len(hashes) == len(set(hashes))
-    assert len(editions_of(hits)) > 1
+    assert len(hashes) == len(set(hashes)) and len(editions_of(hits)) > 1
+    assert retriever.retrieve(QUESTION, filters={"version": "2.0"}) == []
+
+
+@pytest.mark.parametrize(("filters", "named"), [
+    ({"version": "2.0"}, ['"current"', '"1.0" (the default)', "`filters.version`"]),
+    ({"version": "next", "locale": "en"}, ['"current"', '"1.0" (the default)']),
+    ({"locale": "ur"}, ['"en" (the default)', '"fr"', "`filters.locale`"])])
+def test_an_unknown_version_or_locale_is_refused_naming_the_ones_there_are(store, filters, named):
+    with pytest.raises(UnknownFilter) as refused:
+        Retriever(store, ContentEmbedder(DIM)).retrieve(QUESTION, filters=filters)
+    assert all(n in str(refused.value) for n in named), str(refused.value)
 
 
 def test_page_variants_cover_slash_and_encoding():
@@ -109,3 +149,73 @@ def test_chat_cites_only_the_readers_edition(client, store):
     bad = api.post("/chat", json={"question": QUESTION, "filters": {"edition": "1.0"}},
                    headers={"Origin": "https://reader.example"})
     assert bad.status_code == 422 and "`version`" in bad.json()["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def site_store(tmp_path_factory):
+    """The versioned two-locale book of tests/indexer/test_editions.py (next: "twenty times",
+    1.0 at the docs root: "ten times", fr: next translated, 1.0 untranslated), indexed by a
+    real `index` run from the manifests the plugin writes."""
+    root = tmp_path_factory.mktemp("site")
+    docs, manifest = versioned_site(root)
+    settings = Settings(qdrant_path=str(root / "qdrant"), collection="site")
+    store = QdrantStore.open(settings)
+    index_docs(resolve_job(docs, manifest=manifest), settings, ContentEmbedder(DIM), store,
+               say=lambda _: None)
+    yield store
+    store.close()
+
+
+def test_the_lambda_answers_a_versioned_two_locale_book_from_one_edition(make_deps, site_store):
+    handler = Mangum(create_app(make_deps(search=site_store), "chat"), lifespan="off")
+
+    def ask(**body):
+        response = handler(http_api_v2("/chat", body, origin="https://reader.example"), None)
+        return response["statusCode"], json.loads(response["body"])
+
+    question = "What test must the robot pass before it may drive alone in the lab?"
+    status, body = ask(question=question)  # no page, no filters: the docs root's version
+    assert status == 200 and body["citations"], body
+    assert {c["url"] for c in body["citations"]} == {"/book/docs/safety#stop-test"}
+    assert "ten times" in body["answer"] and "twenty" not in body["answer"]
+    status, body = ask(question=question, filters={"version": "current"})
+    assert status == 200 and "twenty times" in body["answer"] and "ten" not in body["answer"]
+
+    status, body = ask(question=question, filters={"version": "2.0"})
+    assert status == 422 and body["error"]["code"] == "unknown_filter"
+    assert body["error"]["message"] == (
+        "This book has no version \"2.0\": `filters.version` may be \"current\" or \"1.0\" "
+        "(the default), or leave it out to use the reader's page's version.")
+    status, body = ask(question=question, page_url="/book/docs/safety", filters={"locale": "de"})
+    assert status == 422 and '"en" (the default) or "fr"' in body["error"]["message"]
+
+    # A page fr has not translated: its own URLs, marked; a translated one: its own text.
+    status, body = ask(question=question, page_url="/book/fr/docs/safety")
+    assert status == 200 and body["citations"], body
+    assert all(c["url"].startswith("/book/fr/docs/safety#") and c["untranslated"]
+               for c in body["citations"])
+    status, body = ask(question="Combien de fois le robot doit-il réussir l'essai d'arrêt ?",
+                       page_url="/book/fr/docs/next/safety")
+    assert status == 200 and "vingt fois" in body["answer"], body
+    assert [(c["url"], c.get("untranslated")) for c in body["citations"]] == [
+        ("/book/fr/docs/next/safety#stop-test", None)]
+
+
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(version=st.none() | st.text(max_size=12) | st.sampled_from(["1.0", "current", "next"]),
+       locale=st.none() | st.text(max_size=6) | st.sampled_from(["en", "fr", "EN"]))
+def test_any_edition_filter_is_an_answer_or_a_422_naming_the_editions(client, store, version,
+                                                                       locale):
+    filters = {k: v for k, v in (("version", version), ("locale", locale)) if v is not None}
+    response = client(search=store).post("/chat", json={"question": QUESTION, "filters": filters},
+                                         headers={"Origin": "https://reader.example"})
+    if response.status_code == 200:
+        assert {filters.get("version") or "1.0", "current", "1.0"} == {"current", "1.0"}
+        assert (filters.get("locale") or "en") in ("en", "fr")
+        return
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "unknown_filter" and "Traceback" not in response.text
+    assert ('"current" or "1.0" (the default)' in error["message"]
+            or '"en" (the default) or "fr"' in error["message"])

@@ -31,7 +31,8 @@ turns = st.lists(st.fixed_dictionaries({}, optional={"role": st.sampled_from(
     ["user", "assistant", "system", 3]), "content": values}), max_size=8)
 KEYS = {"question": texts | st.text(max_size=300) | values, "history": turns | values,
         "page_url": st.sampled_from(["/docs/x", "https://s.io/a#b", "javascript:x", ""]) | values,
-        "filters": st.fixed_dictionaries({}, optional={"module": values, "doc_path": values})
+        "filters": st.fixed_dictionaries({}, optional={"module": values, "doc_path": values,
+                                                       "version": values, "locale": values})
         | values, "top_k": st.integers(-3, 20) | values,
         "mode": st.sampled_from(["hybrid", "dense", "sparse", "x"]) | values,
         "selected_text": texts | st.text(max_size=500) | values,
@@ -50,7 +51,8 @@ shaped = st.one_of(
     st.fixed_dictionaries({"question": texts}, optional={"history": st.lists(
         st.fixed_dictionaries({"role": st.just("user"), "content": texts}), max_size=3),
         "page_url": texts.map(lambda s: "/docs/" + s), "filters": st.fixed_dictionaries(
-            {}, optional={"module": texts, "doc_path": texts})}),
+            {}, optional={"module": texts, "doc_path": texts, "version": texts,
+                          "locale": texts})}),
     st.fixed_dictionaries({"question": texts, "selected_text": texts},
                           optional={"anchor": texts, "page_url": texts.map("https://a.io/".__add__)}),
     st.fixed_dictionaries({"request_id": texts, "rating": st.sampled_from(["up", "down"])},

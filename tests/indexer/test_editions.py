@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from functions.errors import ConfigError
-from functions.search.contract import chunk_id
+from functions.search.contract import META_EDITIONS, Editions, chunk_id
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
+from indexer.job import IndexJob, index_docs
 from indexer.model import SiteSettings
-from indexer.routes import load_manifest
+from indexer.routes import editions, load_manifest
 from indexer.sync import sync_docs
 from tests.fakes.embedder import FakeEmbedder
 
@@ -37,9 +38,10 @@ def entry(source: str, permalink: str, version: str) -> dict:
             "version": version, "locale": None, "frontMatter": {"title": "Safety"}}
 
 
-def versioned_site(root: Path, *, with_1_0: bool = True) -> tuple[Path, Path]:
+def versioned_site(root: Path, *, with_1_0: bool = True, last: str = "1.0") -> tuple[Path, Path]:
     """docs/ ("next": twenty times), versioned_docs/version-1.0 (ten times), an fr translation
-    of next and an untranslated 1.0 page in fr; the manifests the plugin writes for it."""
+    of next and an untranslated 1.0 page in fr; the manifests the plugin writes for it.
+    `last`: the version served at the docs root (the docs plugin's lastVersion)."""
     write(root, {
         "docs/safety.md": SAFETY.format(text=PARA.format(n="twenty"), check=CHECK),
         "versioned_docs/version-1.0/safety.md": SAFETY.format(text=PARA.format(n="ten"), check=CHECK),
@@ -49,12 +51,16 @@ def versioned_site(root: Path, *, with_1_0: bool = True) -> tuple[Path, Path]:
     out.mkdir(exist_ok=True)
     common = {"version": 1, "siteUrl": "https://x.io", "trailingSlash": None, "routeBasePath": "docs",
               "defaultLocale": "en", "locales": ["en", "fr"]}
-    en = [entry("@site/docs/safety.md", "/book/docs/next/safety", "current")]
+    path = {"current": "" if last == "current" or not with_1_0 else "next/",
+            "1.0": "" if last == "1.0" else "1.0/"}
+    en = [entry("@site/docs/safety.md", f"/book/docs/{path['current']}safety", "current")]
     fr = [entry("@site/i18n/fr/docusaurus-plugin-content-docs/current/safety.md",
-                "/book/fr/docs/next/safety", "current")]
+                f"/book/fr/docs/{path['current']}safety", "current")]
     if with_1_0:
-        en.append(entry("@site/versioned_docs/version-1.0/safety.md", "/book/docs/safety", "1.0"))
-        fr.append(entry("@site/versioned_docs/version-1.0/safety.md", "/book/fr/docs/safety", "1.0"))
+        en.append(entry("@site/versioned_docs/version-1.0/safety.md",
+                        f"/book/docs/{path['1.0']}safety", "1.0"))
+        fr.append(entry("@site/versioned_docs/version-1.0/safety.md",
+                        f"/book/fr/docs/{path['1.0']}safety", "1.0"))
     (out / "manifest.json").write_text(json.dumps({**common, "baseUrl": "/book/", "locale": "en", "docs": en}))
     (out / "manifest.fr.json").write_text(json.dumps({**common, "baseUrl": "/book/fr/", "locale": "fr", "docs": fr}))
     return root / "docs", out / "manifest.json"
@@ -95,6 +101,42 @@ def test_each_edition_is_its_own_points_with_its_own_text_and_urls(tmp_path):
     # The current version in the default locale keeps the ids of an unversioned book.
     assert stop["current", "en"].chunk_id == chunk_id("safety.md", stop["current", "en"].chunk_index)
     assert stop["1.0", "en"].chunk_id == chunk_id("safety.md", stop["1.0", "en"].chunk_index, "1.0@en")
+
+
+@pytest.mark.parametrize(("last", "with_1_0", "default"), [
+    ("1.0", True, "1.0"), ("current", True, "current"), ("current", False, "current")])
+def test_editions_name_every_version_and_locale_and_the_one_at_the_docs_root(
+        tmp_path, last, with_1_0, default):
+    docs, manifest = versioned_site(tmp_path, with_1_0=with_1_0, last=last)
+    found = editions(load_manifest(manifest, docs))
+    versions = ("current", "1.0") if with_1_0 else ("current",)
+    assert found == Editions(versions, ("en", "fr"), default, "en")
+    assert editions(None) == Editions()
+
+
+def test_a_custom_version_path_falls_back_to_the_newest_release(tmp_path):
+    docs, manifest = versioned_site(tmp_path)
+    data = json.loads(manifest.read_text())
+    for doc in data["docs"]:  # versions: {current: {path: "dev"}, "1.0": {path: "v1"}}
+        doc["permalink"] = doc["permalink"].replace("/docs/next/", "/docs/dev/").replace(
+            "/docs/safety", "/docs/v1/safety")
+    manifest.write_text(json.dumps(data))
+    assert editions(load_manifest(manifest, docs)).default_version == "1.0"
+
+
+def test_an_index_run_records_its_editions_for_the_api(tmp_path, store):
+    docs, manifest = versioned_site(tmp_path / "site")
+    settings = Settings(qdrant_path=str(tmp_path / "qdrant"), collection="t")
+    job = IndexJob(docs, SiteSettings(base_url="/book/"), ChunkOptions(), manifest,
+                   load_manifest(manifest, docs))
+    index_docs(job, settings, FakeEmbedder(), store, say=lambda _: None)
+    assert Editions.from_meta(store.collection_meta()) == Editions(
+        ("current", "1.0"), ("en", "fr"), "1.0", "en")
+    # Indexed again without the manifest: only the docs folder, and no versions or locales.
+    index_docs(IndexJob(docs, SiteSettings(base_url="/book/")), settings, FakeEmbedder(), store,
+               say=lambda _: None)
+    assert store.collection_meta()[META_EDITIONS] == {
+        "versions": [], "locales": [], "default_version": "", "default_locale": ""}
 
 
 def test_unversioned_ids_do_not_change(tmp_path):
