@@ -121,6 +121,7 @@ def _ask(api, question, page_url) -> dict:
 
 
 @pytest.mark.parametrize(("question", "page", "own", "others"), [
+    (QUESTION, None, V1, (NEXT, f"{BASE_URL}{LOCALE}/")),  # no page: the docs root's, in English
     (QUESTION, f"{V1}safety-and-testing", V1, (NEXT, f"{BASE_URL}{LOCALE}/")),
     (QUESTION, f"{NEXT}safety-and-testing", NEXT, (f"{BASE_URL}{LOCALE}/",)),
     (QUESTION_FR, f"{TRANSLATED}safety-and-testing", TRANSLATED, ()),
@@ -139,3 +140,15 @@ def test_each_answer_cites_only_its_own_edition_and_language(api, question, page
         assert "testing-the-stop-chain" not in anchors
     if own == TRANSLATED:
         assert "demi-seconde" in body["answer"]
+
+
+def test_a_version_or_locale_the_book_lacks_is_a_422_naming_the_ones_it_has(api):
+    response = httpx.post(f"{api}/chat", json={"question": QUESTION, "filters": {"version": "2.0"}},
+                          timeout=60)
+    assert response.status_code == 422 and response.json()["error"] == {
+        "code": "unknown_filter",
+        "message": 'This book has no version "2.0": `filters.version` may be "current" or "1.0" '
+                   "(the default), or leave it out to use the reader's page's version."}
+    response = httpx.post(f"{api}/chat", json={"question": QUESTION, "filters": {"locale": "de"}},
+                          timeout=60)
+    assert response.status_code == 422 and '"en" (the default) or "fr"' in response.text
