@@ -69,7 +69,8 @@ def link_citations(answer: str, hits: Sequence[SearchHit]) -> tuple[str, list[di
 
 
 def related_topics(hits: Sequence[SearchHit], limit: int = 3) -> list[dict]:
-    """Up to `limit` distinct sections (title + exact url) among the hits, best first."""
+    """Up to `limit` distinct sections (title + exact url, marked like citations when the
+    reader's locale has them only in the default language) among the hits, best first."""
     seen, out = set(), []
     for hit in hits:
         url = str(hit.payload.get("url", ""))
@@ -79,7 +80,8 @@ def related_topics(hits: Sequence[SearchHit], limit: int = 3) -> list[dict]:
         section = str(hit.payload.get("section_title") or "")
         doc = str(hit.payload.get("doc_title") or "")
         title = section if not doc or section == doc else f"{doc} › {section}"
-        out.append({"title": title or url, "url": url})
+        out.append({"title": title or url, "url": url}
+                   | ({"untranslated": True} if hit.payload.get("untranslated") else {}))
         if len(out) == limit:
             break
     return out

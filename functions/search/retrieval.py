@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from urllib.parse import unquote
 
 from functions.errors import ModelMismatchError, UnknownFilter
 from functions.search.contract import CURRENT_VERSION, META_DIMENSION, META_MODEL, Editions
-from functions.search.ranking import page_key, rerank
+from functions.search.ranking import page_key, rerank, section_key
 from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
 from functions.settings import LOCAL_EMBEDDING_MODEL
@@ -181,7 +182,13 @@ class Retriever:
         """The top chunks with the reader's page lifted, and the same search's top chunks
         without it (what the decision to answer reads): one embedding, one search."""
         filters = self.edition_filters(page_url, filters)
-        found = self.candidates(query, filters, mode, context=context)
+        fallback = self.fallback_locale(filters)
+        if fallback:  # the reader's locale first, the default language where it says more
+            both = {**filters, "locale": [filters["locale"], fallback]}
+            found = self.into_locale(self.candidates(query, both, mode, 2 * CANDIDATES,
+                                                     context), filters)
+        else:
+            found = self.candidates(query, filters, mode, context=context)
         lifted = rerank(found, page_url, top_k)
         return lifted, (rerank(found, None, top_k) if page_url else lifted)
 
@@ -216,3 +223,79 @@ class Retriever:
             if known.default_locale:
                 filters.setdefault("locale", known.default_locale)
         return filters
+
+    def fallback_locale(self, filters: dict) -> str | None:
+        """The default locale, when the question reads another one: a translated page's text
+        is in its own language, and a question in the book's first language finds the right
+        section only in the original (an English question on an Urdu page)."""
+        known, locale = self.editions, filters.get("locale")
+        if known and known.default_locale and locale and locale != known.default_locale:
+            return known.default_locale
+        return None
+
+    def into_locale(self, found: list[SearchHit], filters: dict) -> list[SearchHit]:
+        """The hits of the reader's locale, and those of the default locale that say more
+        (a higher cosine than the locale's best) brought into it: the same text on the
+        locale's page (an untranslated page) is that page's point; a section the locale's
+        page has under the same heading id is cited there, with the original's words as they
+        matched (in place of the locale's own chunks of that section, which matched less);
+        a section the locale does not have stays the default locale's, marked
+        `untranslated`."""
+        locale = filters["locale"]
+        own = [h for h in found if h.payload.get("locale") == locale]
+        best = max((h.dense_score for h in own), default=0.0)
+        other = [h for h in found if h.payload.get("locale") != locale and h.dense_score > best]
+        if not other:
+            return own
+        where = {"doc_path": sorted({str(h.payload.get("doc_path", "")) for h in other}),
+                 "locale": locale, **({"version": filters["version"]} if "version" in filters
+                                      else {})}
+        with self._lock:
+            unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
+            pages = self.backend.search(unit, ([], []), 512, where, "dense")
+        same_text = {str(p.payload.get("content_hash")): p for p in pages}
+        anchors: dict[str, dict[str, dict]] = {}  # doc_path -> heading id -> the locale's point
+        for p in pages:
+            doc = anchors.setdefault(str(p.payload.get("doc_path", "")), {})
+            for anchor in [p.payload.get("anchor"), *(s.get("anchor") for s in
+                                                      p.payload.get("sections") or [])]:
+                doc.setdefault(str(anchor or ""), p)
+        out = list(own)
+        for hit in other:
+            twin = same_text.get(str(hit.payload.get("content_hash")))
+            there = anchors.get(str(hit.payload.get("doc_path", "")), {}).get(
+                str(hit.payload.get("anchor") or ""))
+            if twin is not None:
+                moved = replace(hit, point_id=twin.point_id, payload=twin.payload)
+            elif there is not None:
+                moved = replace(hit, payload=_cited_in(hit.payload, there.payload, anchors[
+                    str(hit.payload.get("doc_path", ""))]))
+            else:
+                moved = replace(hit, payload={**hit.payload, "untranslated": True})
+            # the original said more than the locale's own words for this section
+            out = [h for h in out if h.payload.get("locale") != locale
+                   or section_key(h) != section_key(moved)]
+            if moved.point_id not in {h.point_id for h in out}:
+                out.append(moved)
+        return sorted(out, key=lambda h: -h.score)
+
+
+def _cited_in(original: dict, page: dict, anchors: dict[str, dict]) -> dict:
+    """The original's text cited on the locale's page: that page's URLs and titles, each
+    heading the chunk holds linked where the locale's page has it."""
+    def heading(anchor: str) -> tuple[str, str] | None:  # (url, title) on the locale's page
+        point = anchors.get(anchor)
+        if point is None:
+            return None
+        if str(point.payload.get("anchor") or "") == anchor:
+            return str(point.payload.get("url")), str(point.payload.get("section_title") or "")
+        return next(((str(s["url"]), str(s.get("title") or "")) for s in
+                     point.payload.get("sections") or [] if s.get("anchor") == anchor), None)
+
+    own = heading(str(original.get("anchor") or "")) or (str(page.get("url")), "")
+    sections = [{**s, "url": found[0], "title": found[1] or s.get("title")}
+                for s in original.get("sections") or [] if (found := heading(str(s.get("anchor"))))]
+    return {**original, "url": own[0], "section_title": own[1] or original.get("section_title"),
+            "page_url": page.get("page_url"), "locale": page.get("locale"),
+            "doc_title": page.get("doc_title") or original.get("doc_title"),
+            "sections": sections}

@@ -151,4 +151,15 @@ def test_a_version_or_locale_the_book_lacks_is_a_422_naming_the_ones_it_has(api)
                    "(the default), or leave it out to use the reader's page's version."}
     response = httpx.post(f"{api}/chat", json={"question": QUESTION, "filters": {"locale": "de"}},
                           timeout=60)
-    assert response.status_code == 422 and '"en" (the default) or "fr"' in response.text
+    assert response.status_code == 422
+    assert '"en" (the default) or "fr"' in response.json()["error"]["message"]
+
+
+def test_an_english_question_on_a_translated_page_stays_in_its_locale_where_it_can(api):
+    body = _ask(api, QUESTION, f"{TRANSLATED}safety-and-testing")
+    assert body["citations"], body
+    for c in body["citations"]:  # the fr page, or next's English page marked as only in English
+        assert c["url"].startswith(TRANSLATED) or (
+            c["url"].startswith(NEXT) and c.get("untranslated")), body["citations"]
+    assert {c["url"].split("#")[-1] for c in body["citations"]} & {
+        "emergency-stops", "testing-the-emergency-stop-chain"}, body["citations"]

@@ -219,3 +219,31 @@ def test_any_edition_filter_is_an_answer_or_a_422_naming_the_editions(client, st
     assert error["code"] == "unknown_filter" and "Traceback" not in response.text
     assert ('"current" or "1.0" (the default)' in error["message"]
             or '"en" (the default) or "fr"' in error["message"])
+
+
+def test_a_translated_page_answers_from_its_locale_first_and_marks_what_only_english_has(
+        make_deps, site_store):
+    """fr translates next's "Stop test" ({#stop-test}) and not its "Checklist"."""
+    api = Mangum(create_app(make_deps(search=site_store), "chat"), lifespan="off")
+
+    def ask(question):
+        body = {"question": question, "page_url": "/book/fr/docs/next/safety"}
+        response = api(http_api_v2("/chat", body, origin="https://reader.example"), None)
+        assert response["statusCode"] == 200, response["body"]
+        return json.loads(response["body"])
+
+    # An English question finds the section in the original's words, cited on the fr page.
+    body = ask("What test must the robot pass before it may drive alone in the lab?")
+    assert "twenty times" in body["answer"], body
+    assert [(c["url"], c["title"], c["section_title"], c.get("untranslated"))
+            for c in body["citations"]] == [
+        ("/book/fr/docs/next/safety#stop-test", "Sécurité", "Essai d'arrêt", None)]
+    # A section only the English page has: cited there, and marked.
+    body = ask("What should I check before every run of the robot?")
+    assert "Check the battery" in body["answer"], body
+    assert [(c["url"], c.get("untranslated")) for c in body["citations"]] == [
+        ("/book/docs/next/safety#checklist", True)]
+    # A French question: the French text alone.
+    body = ask("Combien de fois le robot doit-il réussir l'essai d'arrêt ?")
+    assert "vingt fois" in body["answer"] and "twenty" not in body["answer"]
+    assert {c["url"] for c in body["citations"]} == {"/book/fr/docs/next/safety#stop-test"}
