@@ -254,7 +254,7 @@ class Retriever:
             unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
             pages = self.backend.search(unit, ([], []), 512, where, "dense")
         same_text = {str(p.payload.get("content_hash")): p for p in pages}
-        anchors: dict[str, dict[str, dict]] = {}  # doc_path -> heading id -> the locale's point
+        anchors: dict[str, dict[str, SearchHit]] = {}  # doc_path -> heading id -> locale's point
         for p in pages:
             doc = anchors.setdefault(str(p.payload.get("doc_path", "")), {})
             for anchor in [p.payload.get("anchor"), *(s.get("anchor") for s in
@@ -280,7 +280,7 @@ class Retriever:
         return sorted(out, key=lambda h: -h.score)
 
 
-def _cited_in(original: dict, page: dict, anchors: dict[str, dict]) -> dict:
+def _cited_in(original: dict, page: dict, anchors: dict[str, SearchHit]) -> dict:
     """The original's text cited on the locale's page: that page's URLs and titles, each
     heading the chunk holds linked where the locale's page has it."""
     def heading(anchor: str) -> tuple[str, str] | None:  # (url, title) on the locale's page
