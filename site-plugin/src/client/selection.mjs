@@ -12,6 +12,18 @@ export function isAskableElement(element, containerSelector) {
   return Boolean(element.closest(containerSelector)) && !element.closest(EXCLUDED_SELECTOR);
 }
 
+// Zero-width characters (Docusaurus puts one in every heading's "#" link): invisible, not read.
+const INVISIBLE = /[\u200b\u200c\u200d\u2060\ufeff]/g;
+
+/**
+ * The text of a selection as the reader sees it, to be sent as it is: callouts, headings, code,
+ * JSX blocks alike (no line is dropped for how it starts); only invisible characters and the
+ * surrounding blank space go.
+ */
+export function selectedText(raw) {
+  return String(raw ?? '').replace(INVISIBLE, '').trim();
+}
+
 /** Null when the selection may be sent; otherwise `{code, message}` for the reader (from `labels`). */
 export function selectionProblem(text, maxChars, labels = {}) {
   const trimmed = (text || '').trim();

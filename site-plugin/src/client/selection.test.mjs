@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import options from '../server/options.js';
-import {isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from './selection.mjs';
+import {isAskableElement, nearestHeadingId, popoverPosition, selectedText, selectionProblem} from './selection.mjs';
 
 const {DEFAULT_LABELS} = options;
 
@@ -82,4 +82,13 @@ test('headingText is the heading as shown, without the hash link', async () => {
   const heading = el('', text('1.2.5 Quality of '), el('code', text('QoS')), text(' settings'), el('hash-link', text('\u200b')));
   assert.equal(headingText(heading), '1.2.5 Quality of QoS settings');
   assert.equal(headingText(null), '');
+});
+
+test('selected text is sent as the reader sees it, whatever its lines start with', () => {
+  for (const text of [':::tip Log everything', '# not a heading: a shell comment', '<Tabs> in MDX', 'import rclpy\nfrom x import y', '| a | b |']) {
+    assert.equal(selectedText(`\n ${text} \n`), text);
+    assert.equal(selectionProblem(selectedText(text), 8000), null);
+  }
+  assert.equal(selectedText('Derivative kick\u200b'), 'Derivative kick'); // the heading's "#" link
+  assert.equal(selectedText(null), '');
 });

@@ -1,6 +1,6 @@
 /** "Ask about this": a small popover next to a text selection inside the article. */
 import React, {useEffect, useState} from 'react';
-import {headingText, isAskableElement, nearestHeadingId, popoverPosition, selectionProblem} from '../../client/selection.mjs';
+import {headingText, isAskableElement, nearestHeadingId, popoverPosition, selectedText, selectionProblem} from '../../client/selection.mjs';
 import {ChatIcon} from './Icons';
 import styles from './styles.module.css';
 
@@ -53,7 +53,7 @@ function readSelection(selector, maxChars, labels) {
   const start = elementOf(range.startContainer);
   const end = elementOf(range.endContainer);
   if (!isAskableElement(start, selector) || !isAskableElement(end, selector)) return null;
-  const text = selection.toString().trim();
+  const text = selectedText(selection.toString());
   if (!text) return null;
   // By the end of the selection (where the pointer let go), not the middle of its box.
   const lines = range.getClientRects();

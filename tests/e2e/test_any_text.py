@@ -1,0 +1,106 @@
+""""Ask about this" works on any visible text: a callout, a heading, a code block, a JSX block
+(tabs). What is sent is the text the reader selected, as the page shows it. Real Chromium,
+real mouse gestures on the built sample."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.site_build import BASE_URL
+from tests.e2e.test_widget import INPUT, PANEL, _doc, _goto, _posts
+
+pytestmark = [pytest.mark.npm, pytest.mark.browser, pytest.mark.slow]
+
+ANSWER = {"answer": "The passage says so [1].", "confidence": 1.0, "low_confidence": False,
+          "citations": [{"n": 1, "title": "Your selection", "section_title": "", "url": BASE_URL + "docs/",
+                         "doc_path": "", "score": 1.0, "snippet": "…"}], "request_id": "sel"}
+
+
+# The boxes of the first and the last visible character of the text inside an element.
+TEXT_ENDS = """el => {
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+    n.textContent.trim() && n.parentElement.getClientRects().length ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP});
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  const box = (node, at) => {
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + 1);
+    const r = range.getBoundingClientRect();
+    return {x: r.x, y: r.y, width: r.width, height: r.height};
+  };
+  const first = nodes[0], last = nodes[nodes.length - 1];
+  const lastAt = last.textContent.trimEnd().length - 1;
+  return [box(first, first.textContent.length - first.textContent.trimStart().length), box(last, lastAt)];
+}"""
+
+
+def _drag(page, start_locator, end_locator=None):
+    """Select by dragging, as a reader does: from the first character of `start_locator` to the
+    last one of `end_locator` (or of `start_locator`)."""
+    start_locator.scroll_into_view_if_needed()
+    first, _ = start_locator.evaluate(TEXT_ENDS)
+    _, last = (end_locator or start_locator).evaluate(TEXT_ENDS)
+    page.evaluate("getSelection().removeAllRanges()")
+    page.mouse.move(first["x"] + 1, first["y"] + first["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(last["x"] + last["width"] - 1, last["y"] + last["height"] / 2, steps=10)
+    page.mouse.up()
+
+
+def _ask(page, api_proxy, question="Explain this."):
+    """Click the popover, ask, and return (the text the page had selected, the POST it sent)."""
+    shown = page.evaluate("getSelection().toString()")
+    ask = page.get_by_role("button", name="Ask about this")
+    ask.wait_for()
+    api_proxy.requests.clear()
+    ask.click()
+    page.fill(INPUT, question)
+    page.keyboard.press("Enter")
+    page.locator(f"{PANEL} a[data-citation='1']").last.wait_for()
+    (sent,) = _posts(api_proxy, "/selection")
+    return " ".join(shown.replace("\u200b", "").split()), sent
+
+
+def test_any_visible_text_can_be_asked_about(built_site, site_server, page, stub, api_proxy, artifacts):
+    stub(ANSWER)
+    sent = {}
+    ros = _doc(built_site, "ros2-basics")
+    _goto(page, site_server + ros["permalink"][len(BASE_URL):])
+
+    code = page.locator("article .markdown pre code", has_text="import rclpy").first
+    code.scroll_into_view_if_needed()
+    code.locator(".token-line").first.click(click_count=3)  # the first line: "import rclpy"
+    shown, sent["code"] = _ask(page, api_proxy)
+    assert sent["code"]["selected_text"].startswith("import rclpy")
+
+    shell = page.locator("article .markdown pre code", has_text="not a heading").first
+    _drag(page, shell)
+    shown, sent["shell"] = _ask(page, api_proxy)
+    assert sent["shell"]["selected_text"].startswith("# not a heading")
+    assert " ".join(sent["shell"]["selected_text"].split()) == shown
+
+    callout = page.locator("article .markdown .theme-admonition-tip").last
+    _drag(page, callout)
+    page.screenshot(path=str(artifacts / "selection-callout.png"))
+    shown, sent["callout"] = _ask(page, api_proxy)
+    assert "Keep one node per piece of hardware" in sent["callout"]["selected_text"]
+    assert " ".join(sent["callout"]["selected_text"].split()) == shown
+
+    heading = page.locator("article .markdown h2[id]").nth(1)
+    heading.scroll_into_view_if_needed()
+    heading.click(click_count=3)
+    shown, sent["heading"] = _ask(page, api_proxy)
+    title = " ".join(heading.inner_text().replace("\u200b", "").split())
+    assert sent["heading"]["selected_text"] == title
+    assert sent["heading"]["anchor"] == heading.get_attribute("id")
+
+    pid = _doc(built_site, "pid-control")
+    _goto(page, site_server + pid["permalink"][len(BASE_URL):])
+    tabs = page.locator("article .markdown .tabs-container").first
+    _drag(page, tabs.locator("[role='tab']").first, tabs.locator("[role='tabpanel'] pre").first)
+    shown, sent["jsx"] = _ask(page, api_proxy)
+    assert sent["jsx"]["selected_text"].startswith("Python")
+    assert "def " in sent["jsx"]["selected_text"] or "class " in sent["jsx"]["selected_text"]
+    page.screenshot(path=str(artifacts / "selection-jsx-answer.png"))
+    print("\n[e2e] selections sent:", {k: v["selected_text"][:40] for k, v in sent.items()})
