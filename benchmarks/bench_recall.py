@@ -10,7 +10,8 @@ the book), the cosine of its heading path alone, and the best cosine of its bloc
 and paragraphs: several vectors per section, max-similarity). Each variant ranks the pool and
 the expected section's rank gives hit@1, hit@5 and MRR@10 per set.
 
-`base` is today's ranking (functions.search.ranking.hybrid_score over the hybrid candidates).
+`base` is the ranking before issue 25 (functions.search.ranking.hybrid_score over the hybrid
+candidates); today's multiplies it by functions.search.ranking.recap_weight (kept).
 A variant earns its place only if it gains on both books' para sets without losing on their
 book-worded sets (benchmarks/calibration.md has the figures and what was kept).
 """
@@ -35,10 +36,10 @@ import bench_eval  # noqa: E402
 from functions.answers.chat import standalone_query  # noqa: E402
 from functions.answers.requests import ChatRequest, Turn  # noqa: E402
 from functions.api.deps import Deps  # noqa: E402
-from functions.search.ranking import DENSE_WEIGHT, chunk_text  # noqa: E402
+from functions.search.ranking import DENSE_WEIGHT, chunk_text, recap_weight  # noqa: E402
 from functions.search.sparse import encode_document, encode_query  # noqa: E402
 from functions.search.store import QdrantStore  # noqa: E402
-from functions.search.types import cosine  # noqa: E402
+from functions.search.types import SearchHit, cosine  # noqa: E402
 from functions.services.ratelimit import MemorySpendCap  # noqa: E402
 from functions.settings import Settings  # noqa: E402
 from indexer.evaluate.runner import held_urls  # noqa: E402
@@ -49,7 +50,10 @@ _BLOCK = re.compile(r"\n\s*\n|(?<=[.!?])\s+(?=[A-Z])")
 
 Score = Callable[[dict], float]
 VARIANTS: dict[str, Score] = {
-    "base (0.7 cosine + 0.3 terms)": lambda c: DENSE_WEIGHT * c["cos"] + (1 - DENSE_WEIGHT) * c["share"],
+    "base (0.7 cosine + 0.3 terms)": lambda c: (
+        DENSE_WEIGHT * c["cos"] + (1 - DENSE_WEIGHT) * c["share"]),
+    "base x recap weight (kept)": lambda c: (
+        DENSE_WEIGHT * c["cos"] + (1 - DENSE_WEIGHT) * c["share"]) * c["recap"],
     "0.8 cosine + 0.2 terms": lambda c: 0.8 * c["cos"] + 0.2 * c["share"],
     "0.9 cosine + 0.1 terms": lambda c: 0.9 * c["cos"] + 0.1 * c["share"],
     "cosine alone": lambda c: c["cos"],
@@ -119,6 +123,7 @@ def gather(name: str, workdir: Path, cache: Path | None) -> list[dict]:
             c["heading"] = cosine(qv, headings[i])
             c["block"] = max((cosine(qv, v) for v in block_vectors.get(i, [])), default=c["cos"])
             c["held"] = held[i]
+            c["recap"] = recap_weight(SearchHit(i, 0.0, 0.0, payloads[i]))
     return questions
 
 

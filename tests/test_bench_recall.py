@@ -20,6 +20,7 @@ def test_the_expected_sections_rank_counts_each_section_once():
 
 
 def test_every_variant_reads_only_the_features_gathered():
-    features = {"cos": 0.5, "share": 0.5, "rare_share": 0.5, "heading": 0.5, "block": 0.5}
+    features = {"cos": 0.5, "share": 0.5, "rare_share": 0.5, "heading": 0.5, "block": 0.5,
+                "recap": 1.0}
     for label, score in bench_recall.VARIANTS.items():
         assert isinstance(score(features), float), label

@@ -64,3 +64,27 @@ def test_the_stored_sparse_vectors_follow_the_stemmer():
         assert settings_fingerprint(Path("."), SiteSettings(), ChunkOptions()) != before
     finally:
         sparse.STEMMER_VERSION = old
+
+
+def test_a_recap_yields_to_the_detailed_section_it_restates():
+    from functions.search.ranking import RECAP_WEIGHT, recap_weight
+
+    def section(i: int, score: float, title: str, doc: str = "ch/motors.md") -> SearchHit:
+        return SearchHit(i, score, score, {"page_url": f"/{doc}", "doc_path": doc,
+                                           "anchor": title.lower(), "section_title": title})
+
+    summary = section(1, 0.60, "Summary")
+    detail = section(2, 0.59, "Choosing a gear ratio")
+    assert [h.point_id for h in rerank([summary, detail])] == [2, 1]
+    # only close calls change: a recap well ahead stays ahead
+    assert [h.point_id for h in rerank([section(1, 0.70, "Key Takeaways"), detail])] == [1, 2]
+    assert recap_weight(section(3, 0.5, "Wrap-up")) == RECAP_WEIGHT
+    assert recap_weight(section(4, 0.5, "Setup", doc="ch/index.mdx")) == RECAP_WEIGHT
+    assert recap_weight(section(5, 0.5, "Setup", doc="ch/intro.md")) == RECAP_WEIGHT
+    # an Overview or Introduction section is not a recap (it measured worse so)
+    assert recap_weight(section(6, 0.5, "Overview")) == 1.0
+    assert recap_weight(section(7, 0.5, "Chapter 3 Summary")) == RECAP_WEIGHT
+    assert recap_weight(section(8, 0.5, "Summary and next steps")) == RECAP_WEIGHT
+    # a topic that starts with the word is no recap, nor a page named like one
+    assert recap_weight(section(9, 0.5, "Summary statistics")) == 1.0
+    assert recap_weight(section(10, 0.5, "Gear trains", doc="ch/index-funds.md")) == 1.0
