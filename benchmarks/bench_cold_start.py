@@ -4,8 +4,8 @@
     python benchmarks/bench_cold_start.py --backend http --kinds chat,chat-ssm   # SSM at init
     python benchmarks/bench_cold_start.py --kinds chat-offline --offline-zip ZIP [--warm 30]
 
-`chat-offline` is the keyless deployment as Lambda runs it: the unzipped package of
-`serverless package --param="answers=offline"` (built for this machine: add
+`chat-offline` is the keyless deployment as Lambda runs it: the unzipped package
+(.serverless/chat.zip) of `serverless package --param="answers=offline"` (built for this machine: add
 --param=pipArch=x86_64 --param=pipPython=311) in a Python that sees only the zip (-I -S), the
 real local MiniLM on numpy, a Qdrant REST stand-in holding the sample book on 127.0.0.1
 (tests/functions/sample_rest.py), a sample question; `--warm N` more questions give the warm p50.

@@ -119,9 +119,20 @@ def _routes(client):
     ]
 
 
+# What a read-only API key may do, as Qdrant's read_only_api_key / Cloud's read-only keys: read
+# collections and aliases, scroll, retrieve, count and query points; nothing that writes.
+READS = {("POST", "/points/scroll"), ("POST", "/points"), ("POST", "/points/count"),
+         ("POST", "/points/query")}
+
+
+def _reads(method: str, path: str) -> bool:
+    return method == "GET" or any(method == m and path.endswith(end) for m, end in READS)
+
+
 @contextmanager
-def qdrant_rest(client) -> Iterator[tuple[str, list[dict]]]:
-    """Yields (base url, requests seen: {method, path, api-key, body})."""
+def qdrant_rest(client, read_only_key: str | None = None) -> Iterator[tuple[str, list[dict]]]:
+    """Yields (base url, requests seen: {method, path, api-key, body}). read_only_key: a
+    request with that `api-key` that would write is refused with 403, as Qdrant does."""
     seen: list[dict] = []
     lock = threading.Lock()
     routes = [(m, re.compile(p + r"$"), fn) for m, p, fn in _routes(client)]
@@ -143,6 +154,9 @@ def qdrant_rest(client) -> Iterator[tuple[str, list[dict]]]:
             body = json.loads(self.rfile.read(length)) if length else None
             seen.append({"method": self.command, "path": self.path, "body": body,
                          "api-key": self.headers.get("api-key")})
+            if read_only_key and self.headers.get("api-key") == read_only_key \
+                    and not _reads(self.command, path):
+                return self._send(403, {"status": {"error": "Forbidden: read-only api key"}})
             for method, pattern, fn in routes:
                 match = pattern.match(path)
                 if method == self.command and match:

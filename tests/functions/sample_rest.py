@@ -22,9 +22,10 @@ def sample_questions(answerable: bool = True) -> list[dict]:
 
 
 @contextmanager
-def sample_book_rest() -> Iterator[str]:
+def sample_book_rest(read_only_key: str | None = None) -> Iterator[str]:
     """Yields the stand-in's base URL; collections COLLECTION (the sample book, local MiniLM)
-    and OTHER_MODEL (empty, made for text-embedding-3-small)."""
+    and OTHER_MODEL (empty, made for text-embedding-3-small). read_only_key: an `api-key`
+    the stand-in refuses every write to (tests/functions/qdrant_rest.py)."""
     from qdrant_client import QdrantClient
 
     from functions.search.embeddings.factory import make_embedder
@@ -40,7 +41,7 @@ def sample_book_rest() -> Iterator[str]:
     built = build_chunks(SAMPLE / "docs", read_site_config(SAMPLE), ChunkOptions())
     assert not built.failed, built.failed
     try:
-        with qdrant_rest(client) as (url, _):
+        with qdrant_rest(client, read_only_key) as (url, _):
             store = open_index(Settings(qdrant_url=url, collection=COLLECTION))
             sync_chunks(built, store, make_embedder(Settings()), recreate=True)
             store.collection_store(OTHER_MODEL).ensure_collection("text-embedding-3-small", 1536)

@@ -48,12 +48,14 @@ class Context:
     function_name, memory_limit_in_mb, aws_request_id = "textbook-chat-ci-chat", 1024, "req-1"
     def get_remaining_time_in_millis(self):
         return 25_000
+calls = json.load(sys.stdin)
 start = time.perf_counter()
-from functions.api.handlers import chat, selection
+handlers = {name: importlib.import_module(f"functions.api.handlers.{name}").handler
+            for name in dict.fromkeys(name for name, _ in calls)}  # only the functions called
 out = {"init_ms": (time.perf_counter() - start) * 1000, "responses": []}
-for name, event in json.load(sys.stdin):
+for name, event in calls:
     begin = time.perf_counter()
-    r = {"chat": chat.handler, "selection": selection.handler}[name](event, Context())
+    r = handlers[name](event, Context())
     out["responses"].append({"ms": (time.perf_counter() - begin) * 1000,
                              "status": r["statusCode"], "body": json.loads(r["body"])})
 out["site_packages_visible"] = importlib.util.find_spec("qdrant_client") is not None
@@ -72,7 +74,14 @@ def offline_package(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def unzipped(offline_package, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("lambda-task")
-    zipfile.ZipFile(offline_package / "textbook-chat.zip").extractall(folder)
+    zipfile.ZipFile(offline_package / "chat.zip").extractall(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def unzipped_selection(offline_package, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("lambda-task-selection")
+    zipfile.ZipFile(offline_package / "selection.zip").extractall(folder)
     return folder
 
 
@@ -106,7 +115,7 @@ def test_the_template_runs_offline_and_reads_no_openai_key(offline_package, lamb
     template = json.loads((offline_package / "cloudformation-template-update-stack.json").read_text())
     for fn in ("ChatLambdaFunction", "SelectionLambdaFunction"):
         variables = template["Resources"][fn]["Properties"]["Environment"]["Variables"]
-        assert variables["EMBEDDING_PROVIDER"] == "local"
+        assert variables.get("EMBEDDING_PROVIDER", "local") == "local"  # selection embeds nothing
         assert variables["CHAT_PROVIDER"] == "extractive"
         assert variables["OPENAI_API_KEY_SSM"] == ""  # functions/services/ssm.py reads no key
         assert "OPENAI_API_KEY" not in variables
@@ -117,7 +126,7 @@ def test_the_offline_template_lints_clean(offline_package):
 
 
 def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offline_package):
-    package = zipfile.ZipFile(offline_package / "textbook-chat.zip")
+    package = zipfile.ZipFile(offline_package / "chat.zip")
     infos = package.infolist()
     names = {i.filename for i in infos}
     tops = {n.split("/", 1)[0] for n in names}
@@ -145,18 +154,13 @@ def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipp
     calls = [["chat", http_api_v2("/health", None, "GET", origin=ORIGIN)]]
     calls += [["chat", http_api_v2("/chat", {"question": questions[q]["question"]}, origin=ORIGIN)]
               for q in ASKED]
-    calls += [["chat", http_api_v2("/chat", {"question": unanswerable["question"]}, origin=ORIGIN)],
-              ["selection", http_api_v2("/selection", {
-                  "question": "Explain this",
-                  "selected_text": "A Gray code changes one bit between neighbouring positions, "
-                                   "so a reading taken mid-transition is off by one step at most."},
-                  origin=ORIGIN)]]
+    calls += [["chat", http_api_v2("/chat", {"question": unanswerable["question"]}, origin=ORIGIN)]]
     out = invoke(unzipped, {**lambda_env, "QDRANT_URL": qdrant_url, "QDRANT_COLLECTION": COLLECTION},
                  calls, tmp_path)
     assert out["site_packages_visible"] is False  # only the zip was importable
     assert not set(out["modules"]) & {"qdrant_client", "openai", "torch", "onnxruntime",
                                       "openvino", "boto3"}
-    health, *answers, refused, selected = out["responses"]
+    health, *answers, refused = out["responses"]
     assert health["status"] == 200, health
     assert health["body"]["embedding_model"] == "all-MiniLM-L6-v2", health
     for q, r in zip(ASKED, answers, strict=True):
@@ -166,9 +170,37 @@ def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipp
         assert questions[q]["expected_url"] in urls, (questions[q]["question"], urls)
         assert "[1]" in r["body"]["answer"]
     assert refused["status"] == 200 and refused["body"]["low_confidence"] is True, refused
-    assert selected["status"] == 200 and "Gray code" in selected["body"]["answer"], selected
     print(f"\noffline zip on this machine: init {out['init_ms']:.0f} ms, "
           + ", ".join(f"{r['ms']:.0f} ms" for r in out["responses"]))
+
+
+def test_the_selection_zip_holds_no_model_and_answers_with_no_qdrant_setting(
+        offline_package, unzipped_selection, tmp_path):
+    """`selection`'s own zip (scripts/serverless-leave-out.js) and its own environment as the
+    template sets it: no Qdrant URL or key name, no embedding model, and still it answers."""
+    infos = zipfile.ZipFile(offline_package / "selection.zip").infolist()
+    tops = {i.filename.split("/", 1)[0] for i in infos}
+    assert not {t for t in tops if t.startswith(("numpy", "tokenizers", "safetensors", "gt_all"))}
+    assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
+    chat_size = sum(i.file_size for i in zipfile.ZipFile(offline_package / "chat.zip").infolist())
+    size = sum(i.file_size for i in infos)
+    assert size < chat_size / 10, (size, chat_size)
+    template = json.loads((offline_package / "cloudformation-template-update-stack.json").read_text())
+    env = dict(template["Resources"]["SelectionLambdaFunction"]["Properties"]["Environment"]["Variables"])
+    assert not [k for k in env if k.startswith(("QDRANT_", "EMBEDDING_"))], env
+    del env["DYNAMODB_TABLE"]
+    env |= {"AWS_LAMBDA_FUNCTION_NAME": "textbook-chat-ci-selection", "AWS_REGION": "us-east-1",
+            "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
+    out = invoke(unzipped_selection, env, [["selection", http_api_v2("/selection", {
+        "question": "Explain this",
+        "selected_text": "A Gray code changes one bit between neighbouring positions, "
+                         "so a reading taken mid-transition is off by one step at most."},
+        origin=ORIGIN)]], tmp_path)
+    [selected] = out["responses"]
+    assert selected["status"] == 200 and "Gray code" in selected["body"]["answer"], selected
+    assert out["site_packages_visible"] is False
+    assert not set(out["modules"]) & {"numpy", "tokenizers", "qdrant_client", "openai"}
+    print(f"\nselection zip: {size / 1e6:.1f} MB unzipped (chat: {chat_size / 1e6:.1f} MB)")
 
 
 def test_the_model_guard_names_the_mode_an_openai_index_needs(unzipped, lambda_env, qdrant_url,

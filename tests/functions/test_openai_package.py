@@ -52,9 +52,10 @@ def ssm(openai_package):
     server.stop()
 
 
-def _variables(package: Path) -> dict:
+def _variables(package: Path, function: str = "Chat") -> dict:
     template = json.loads((package / "cloudformation-template-update-stack.json").read_text())
-    return dict(template["Resources"]["ChatLambdaFunction"]["Properties"]["Environment"]["Variables"])
+    resource = template["Resources"][f"{function}LambdaFunction"]
+    return dict(resource["Properties"]["Environment"]["Variables"])
 
 
 def test_the_unzipped_handler_reads_its_key_from_ssm_at_init_and_answers(openai_package, ssm,
@@ -62,7 +63,7 @@ def test_the_unzipped_handler_reads_its_key_from_ssm_at_init_and_answers(openai_
     variables = _variables(openai_package)
     assert "OPENAI_API_KEY" not in variables and variables["OPENAI_API_KEY_SSM"]
     folder = tmp_path / "task"
-    zipfile.ZipFile(openai_package / "textbook-chat.zip").extractall(folder)
+    zipfile.ZipFile(openai_package / "chat.zip").extractall(folder)
     del variables["DYNAMODB_TABLE"]  # limits and records stay in process
     with FakeOpenAI(api_key=KEY, dimension=1536) as fake, sample_book_rest() as qdrant:
         env = {**variables, "QDRANT_API_KEY_SSM": "", "QDRANT_URL": qdrant,
@@ -84,3 +85,27 @@ def test_the_unzipped_handler_reads_its_key_from_ssm_at_init_and_answers(openai_
     assert not out["site_packages_visible"]
     assert not {"boto3", "botocore", "openai", "qdrant_client"} & set(out["modules"])
     assert KEY not in json.dumps(out)  # never in a response
+
+
+def test_the_selection_zip_answers_where_ssm_holds_no_qdrant_key(openai_package, ssm, tmp_path):
+    """`selection` as deployed: its own zip and environment, SSM holding only the OpenAI key
+    (the moto server above has no QDRANT_API_KEY parameter): it reads no Qdrant setting, so it
+    answers instead of a 503 `misconfigured`."""
+    variables = _variables(openai_package, "Selection")
+    assert not [k for k in variables if k.startswith("QDRANT_")], variables
+    folder = tmp_path / "task"
+    zipfile.ZipFile(openai_package / "selection.zip").extractall(folder)
+    del variables["DYNAMODB_TABLE"]
+    with FakeOpenAI(api_key=KEY) as fake:
+        env = {**variables, "OPENAI_BASE_URL": fake.base_url, "AWS_REGION": "us-east-1",
+               "AWS_ENDPOINT_URL_SSM": ssm, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
+               "AWS_LAMBDA_FUNCTION_NAME": "textbook-chat-ci-selection", "PATH": "/usr/bin:/bin"}
+        body = {"question": "Explain this", "selected_text": "A Gray code changes one bit "
+                "between neighbouring positions, so a reading is off by one step at most."}
+        out = invoke(folder, env, [["selection", http_api_v2("/selection", body, origin=ORIGIN)]],
+                     tmp_path)
+        asked = fake.chat_requests
+    [answer] = out["responses"]
+    assert answer["status"] == 200, answer
+    assert asked, "the model was not asked with the key read from SSM"
+    assert not {"qdrant_client", "numpy"} & set(out["modules"])

@@ -65,8 +65,14 @@ def test_routes_go_to_the_right_function(config):
         assert config["functions"][name]["snapStart"] == "${strToBool(${param:snapStart, 'false'})}"
 
 
+def _env(config, function: str) -> dict:
+    """A function's environment as Serverless merges it: the provider's, then its own."""
+    return {**config["provider"]["environment"],
+            **config["functions"][function].get("environment", {})}
+
+
 def test_settings_come_from_ssm_and_cors_from_the_site_origins(config):
-    env = config["provider"]["environment"]
+    env = _env(config, "chat")
     for name in ("QDRANT_URL", "ALLOWED_ORIGINS"):  # not secrets: resolved at deploy
         assert f":/textbook-chat/${{sls:stage}}/{name}" in env[name], name
         assert re.match(r"\$\{param:\w+, ssm(\(raw\))?:", env[name]), name
@@ -96,16 +102,35 @@ def test_table_has_ttl_and_string_keys(config):
 
 
 def test_iam_is_least_privilege(config):
-    statements = config["provider"]["iam"]["role"]["statements"]
-    table, secrets = statements
-    assert table["Effect"] == "Allow" and set(table["Action"]) <= ALLOWED_ACTIONS, table
-    assert table["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
-    assert "*" not in json.dumps(table)
-    # the stage's own parameters, read only (GetParameters: one call at init)
-    assert secrets["Effect"] == "Allow" and secrets["Action"] == ["ssm:GetParameters"]
-    arn = secrets["Resource"][0]["Fn::Join"][1]
-    assert arn[-1] == ":parameter/textbook-chat/${sls:stage}/*"
-    assert {"Ref": "AWS::AccountId"} in arn and {"Ref": "AWS::Region"} in arn
+    """Each function its own role, allowed only what it calls: its log group, the table's
+    items, and the keys it reads; `selection`, which never searches, no Qdrant key."""
+    assert "iam" not in config["provider"]  # no role shared by both functions
+    resources = config["resources"]["Resources"]
+    keys = {"chat": {"OPENAI_API_KEY", "QDRANT_API_KEY"}, "selection": {"OPENAI_API_KEY"}}
+    for name, role_name in (("chat", "ChatRole"), ("selection", "SelectionRole")):
+        assert config["functions"][name]["role"] == role_name
+        role = resources[role_name]
+        assert role["Type"] == "AWS::IAM::Role"
+        [principal] = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        assert principal["Principal"] == {"Service": ["lambda.amazonaws.com"]}
+        [policy] = role["Properties"]["Policies"]
+        logs, table, secrets = policy["PolicyDocument"]["Statement"]
+        assert all(s["Effect"] == "Allow" for s in (logs, table, secrets))
+        assert logs["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+        group = logs["Resource"][0]["Fn::Join"][1][-1]
+        assert group == f":log-group:/aws/lambda/textbook-chat-${{sls:stage}}-{name}:*"
+        assert set(table["Action"]) <= ALLOWED_ACTIONS, table
+        assert table["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
+        assert "*" not in json.dumps(table)
+        # the stage's own parameters this function reads, read only (one call at init)
+        assert secrets["Action"] == ["ssm:GetParameters"]
+        arns = [r["Fn::Join"][1] for r in secrets["Resource"]]
+        assert {a[-1].rsplit("/", 1)[1] for a in arns} == keys[name]
+        for arn in arns:
+            assert arn[-1].startswith(":parameter/textbook-chat/${sls:stage}/")
+            assert {"Ref": "AWS::AccountId"} in arn and {"Ref": "AWS::Region"} in arn
+    selection = _env(config, "selection")
+    assert not [k for k in selection if k.startswith(("QDRANT_", "EMBEDDING_"))], selection
 
 
 def test_api_gateway_throttles_every_route(config):
@@ -117,7 +142,7 @@ def test_api_gateway_throttles_every_route(config):
 def test_per_client_limits_do_not_lean_on_the_shared_throttle(config):
     """Per-IP limits live in the functions; the stage throttle, shared by all clients, is a
     site-wide ceiling far above one client's allowance (the figures docs/http-api.md documents)."""
-    env = config["provider"]["environment"]
+    env = _env(config, "chat")
     per_minute = int(env["RATE_LIMIT_PER_MINUTE"].rsplit("'", 2)[-2])
     assert (per_minute, int(env["RATE_LIMIT_PER_DAY"].rsplit("'", 2)[-2])) == (10, 200)
     stage = config["resources"]["extensions"]["HttpApiStage"]["Properties"]["DefaultRouteSettings"]
@@ -313,12 +338,17 @@ def test_package_builds_the_stack(packaged):
     for fn in ("ChatLambdaFunction", "SelectionLambdaFunction"):
         props = res[fn]["Properties"]
         assert props["Runtime"] == "python3.12" and props["Architectures"] == ["arm64"]
-        assert "SnapStart" not in props  # off by default (measured; README)
+        assert "SnapStart" not in props  # off by default (measured; docs/deploying.md)
         variables = props["Environment"]["Variables"]
         assert "OPENAI_API_KEY" not in variables and "QDRANT_API_KEY" not in variables
         assert variables["OPENAI_API_KEY_SSM"] == "/textbook-chat/ci/OPENAI_API_KEY"
-        mode = {k: props["Environment"]["Variables"][k] for k in ("EMBEDDING_PROVIDER", "CHAT_PROVIDER")}
-        assert mode == {"EMBEDDING_PROVIDER": "openai", "CHAT_PROVIDER": "openai"}  # the default
+        assert variables["CHAT_PROVIDER"] == "openai"  # the default mode
+        assert props["Role"] == {"Fn::GetAtt": [fn.replace("LambdaFunction", "Role"), "Arn"]}
+    chat = res["ChatLambdaFunction"]["Properties"]["Environment"]["Variables"]
+    assert chat["EMBEDDING_PROVIDER"] == "openai"
+    assert chat["QDRANT_API_KEY_SSM"] == "/textbook-chat/ci/QDRANT_API_KEY"
+    selection = res["SelectionLambdaFunction"]["Properties"]["Environment"]["Variables"]
+    assert not [k for k in selection if k.startswith(("QDRANT_", "EMBEDDING_"))]
     target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
     assert "snapstart" not in json.dumps(target)  # the API calls the function itself
     # no published versions piling up (each would be kept forever): only SnapStart needs one
@@ -331,17 +361,21 @@ def test_package_builds_the_stack(packaged):
         "https://example.github.io"]
     table = res["TextbookChatTable"]["Properties"]
     assert table["TimeToLiveSpecification"]["AttributeName"] == "expires_at"
-    policy = json.dumps(res["IamRoleLambdaExecution"]["Properties"]["Policies"])
-    assert '"dynamodb:*"' not in policy and '"ssm:*"' not in policy
-    assert "ssm:GetParameters" in policy and ":parameter/textbook-chat/ci/*" in policy
+    assert sorted(by_type["AWS::IAM::Role"]) == ["ChatRole", "SelectionRole"]  # none shared
+    for role, keys in (("ChatRole", 2), ("SelectionRole", 1)):
+        policy = json.dumps(res[role]["Properties"]["Policies"])
+        assert '"dynamodb:*"' not in policy and '"ssm:*"' not in policy and "/*" not in policy
+        assert policy.count(":parameter/textbook-chat/ci/") == keys
+    assert "QDRANT_API_KEY" not in json.dumps(res["SelectionRole"])
     assert "HttpApiUrl" in template["Outputs"]  # what `textbook-chat api-url` prints
     state = (packaged / "serverless-state.json").read_text()  # what goes to the bucket
     assert "ci-placeholder" not in state and "sk-" not in state
 
 
 @pytest.mark.slow
-def test_package_zip_holds_only_the_runtime(packaged):
-    names = zipfile.ZipFile(packaged / "textbook-chat.zip").namelist()
+@pytest.mark.parametrize("function", ["chat", "selection"])
+def test_package_zip_holds_only_the_runtime(packaged, function):
+    names = zipfile.ZipFile(packaged / f"{function}.zip").namelist()  # one zip per function
     tops = {n.split("/", 1)[0] for n in names}
     assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
     assert "functions/api/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names
