@@ -247,3 +247,20 @@ def test_a_translated_page_answers_from_its_locale_first_and_marks_what_only_eng
     body = ask("Combien de fois le robot doit-il réussir l'essai d'arrêt ?")
     assert "vingt fois" in body["answer"] and "twenty" not in body["answer"]
     assert {c["url"] for c in body["citations"]} == {"/book/fr/docs/next/safety#stop-test"}
+
+
+def test_an_agent_naming_a_version_the_book_lacks_gets_invalid_params_with_the_list(make_deps,
+                                                                                    site_store):
+    from tests.functions.test_mcp import LambdaSession
+
+    agent = LambdaSession(Mangum(create_app(make_deps(search=site_store), "chat", threaded=False),
+                                 lifespan="off"))
+    agent.initialize()
+    reply = agent.call("search_book", {"query": "What must the robot pass?", "version": "2.0"})
+    assert reply["error"]["code"] == -32602, reply
+    assert '"current" or "1.0" (the default)' in reply["error"]["message"]
+    assert reply["error"]["data"] == {"code": "unknown_filter", "status": 422}
+    found = agent.call("search_book", {"query": "What must the robot pass?", "locale": "fr"})
+    assert found["result"]["structuredContent"]["sections"], found
+    assert all(s["url"].startswith("/book/fr/docs/safety") for s in
+               found["result"]["structuredContent"]["sections"])
