@@ -313,6 +313,7 @@ def cmd_serve(args) -> int:
         """The docs as they are now, the site config and manifest re-read (both are watched)."""
         start = time.perf_counter()
         s = sync(index_job(args, docs_dir=docs))
+        deps.retriever.reload()  # the versions and locales it now holds
         problems = "".join(f"\n  {p}" for p in s.problems)
         return (f"re-synced {docs}: sections embedded {s.embedded}, removed {s.deleted}, "
                 f"failed {s.failed} ({time.perf_counter() - start:.1f} s){problems}")

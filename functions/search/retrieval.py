@@ -138,6 +138,12 @@ class Retriever:
                                                              or self.editions.locales)
             self._checked = True
 
+    def reload(self) -> None:
+        """Read the collection's metadata again on the next question (its model and editions):
+        `serve --watch` calls it after each re-sync, which may add a version or a locale."""
+        with self._lock:
+            self._checked, self._plain, self.editions = False, False, None
+
     def candidates(self, query: str, filters: dict[str, str] | None = None,
                    mode: str = "hybrid", limit: int = CANDIDATES,
                    context: str = "") -> list[SearchHit]:

@@ -264,3 +264,23 @@ def test_an_agent_naming_a_version_the_book_lacks_gets_invalid_params_with_the_l
     assert found["result"]["structuredContent"]["sections"], found
     assert all(s["url"].startswith("/book/fr/docs/safety") for s in
                found["result"]["structuredContent"]["sections"])
+
+
+def test_a_reload_reads_the_editions_a_re_sync_recorded(tmp_path):
+    store = QdrantStore.open(Settings(qdrant_path=str(tmp_path / "q"), collection="c"))
+    try:
+        embedder = ContentEmbedder(DIM)
+        store.ensure_collection(embedder.model_name, embedder.dimension)
+        store.mark_synced("2026-11-25T00:00:00+00:00", Editions(("current",), ("en",), "current", "en"))
+        retriever = Retriever(store, embedder)
+        with pytest.raises(UnknownFilter):
+            retriever.retrieve(QUESTION, filters={"version": "1.0"})
+        store.mark_synced("2026-11-25T00:01:00+00:00",  # `serve --watch` re-synced a new version
+                          Editions(("current", "1.0"), ("en",), "1.0", "en"))
+        with pytest.raises(UnknownFilter):  # read once per container
+            retriever.retrieve(QUESTION, filters={"version": "1.0"})
+        retriever.reload()
+        assert retriever.retrieve(QUESTION, filters={"version": "1.0"}) == []
+        assert retriever.edition_filters(None, None) == {"version": "1.0", "locale": "en"}
+    finally:
+        store.close()
