@@ -134,12 +134,15 @@ def quantity_words(question: str) -> set[str] | None:
         noun = asked.group(0).lower().rstrip("s") if asked else ""
         return _with_units(_UNITS_OF.get(noun, set()))
     words = set(terms(match.group(1)))
-    for word in list(words):
-        words |= _ABBREVIATED.get(word, set())
+    units = set()
+    for word in words:
+        units |= _ABBREVIATED.get(word, set())
     if match.group(0).lower().split()[1] == "much":
-        # "how much water / storage / power": an amount is measured, in any unit
-        words |= _MEASURES
-    return words
+        # "how much water / storage / GPU memory": an amount is measured, in any unit (or the
+        # one its noun is stated in: cost in $); the noun itself beside a number is no amount
+        # ("gpu_memory_fraction = 0.5" does not say how much GPU memory)
+        return units | _MEASURES
+    return words | units
 
 
 def _with_units(words: set[str]) -> set[str]:

@@ -152,6 +152,11 @@ def test_quantity_questions_need_a_number_of_their_unit():
     assert "ros" not in took and {"second", "s", "m"} <= took
     # "how much" asks for an amount in any unit of measure
     assert states_quantity("Give it 60 ml per minute.", quantity_words("How much water?"))
+    # … and its noun beside a number is no amount: a setting named after it says nothing
+    memory = quantity_words("How much GPU memory does each model size need?")
+    assert not states_quantity("self.gpu_memory_fraction = 0.5", memory)
+    assert states_quantity("The large model needs about 10 GB.", memory)
+    assert states_quantity("The kit costs $700.", quantity_words("How much does the kit cost?"))
     # a comparison is not a number
     assert quantity_words("What is the speed versus accuracy trade-off of the models?") is None
 
