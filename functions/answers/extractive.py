@@ -283,11 +283,16 @@ def _trim_block(block: TextBlock, wanted: frozenset[str] = frozenset()) -> str:
     if block.kind in ("list", "definition"):
         items = [k for k, ln in enumerate(lines) if _BULLET.match(ln)]
         if len(items) > MAX_LIST_ITEMS:
-            return "\n".join(lines[: items[MAX_LIST_ITEMS]]).rstrip()
+            # cut before a whole item of the outer list (never between a nested item and the
+            # one it belongs to), and say that more follows
+            cut = items[MAX_LIST_ITEMS]
+            outer = [k for k in items if k <= cut and not lines[k][:1].isspace()]
+            cut = outer[-1] if outer and outer[-1] > 0 else cut
+            return "\n".join(lines[:cut]).rstrip() + "\n\n…"
     if block.kind == "code" and len(lines) > MAX_CODE_LINES + 2:
         return _code_window(lines, wanted)
     if block.kind == "table" and len(lines) > MAX_TABLE_ROWS + 2:
-        return "\n".join(lines[: MAX_TABLE_ROWS + 2])
+        return "\n".join(lines[: MAX_TABLE_ROWS + 2]) + "\n\n…"
     return block.text
 
 

@@ -438,3 +438,14 @@ def test_a_quote_never_ends_on_what_it_announces():
                "calibration", "Calibration")
     text, _ = shown("How do I calibrate the gyroscope bias?", [lone])
     assert text and not text.rstrip().endswith(":") and "as follows" not in text
+
+
+def test_a_long_list_is_cut_between_whole_items_and_says_more_follows():
+    nested = "\n".join(f"{i}. **Issue {i}**\n   - check a\n   - check b\n   - check c"
+                       for i in range(1, 5))  # 16 bullets: 4 items of 1 + 3
+    text, _ = shown("What should I check?", [hit(f"Common issues:\n\n{nested}")])
+    assert "**Issue 3**" in text and "**Issue 4**" not in text and text.rstrip().endswith("…")
+    assert "3. **Issue 3**\n   - check a\n   - check b\n   - check c" in text  # item 3 whole
+    flat = "\n".join(f"- point {i}" for i in range(20))
+    text, _ = shown("What are the points?", [hit(f"Points:\n\n{flat}")])
+    assert "- point 11" in text and "- point 12" not in text and text.rstrip().endswith("…")
