@@ -109,7 +109,9 @@ def _statements(text: str) -> list[str]:
 
 
 def asks_quantity(question: str) -> bool:
-    if _HOW_MANY.search(question):
+    # "how many …", or a question that names the units of its answer ("How accurate, in
+    # meters, …?", "… in milliseconds?")
+    if _HOW_MANY.search(question) or _stated_units(question):
         return True
     # "what is the speed versus accuracy trade-off" asks for a comparison, not a number
     return bool(_QUANTITY.search(question)) and not compares(question)

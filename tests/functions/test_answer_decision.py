@@ -157,6 +157,10 @@ def test_quantity_questions_need_a_number_of_their_unit():
     assert not states_quantity("self.gpu_memory_fraction = 0.5", memory)
     assert states_quantity("The large model needs about 10 GB.", memory)
     assert states_quantity("The kit costs $700.", quantity_words("How much does the kit cost?"))
+    # naming the units of its answer asks for a number, whatever the wording
+    meters = quantity_words("How accurate, in meters, is the simulated GPS indoors?")
+    assert meters is not None and not states_quantity("GPS is simulated with noise.", meters)
+    assert states_quantity("Indoors it drifts by about 3 m.", meters)
     # a comparison is not a number
     assert quantity_words("What is the speed versus accuracy trade-off of the models?") is None
 
