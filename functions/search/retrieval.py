@@ -243,10 +243,10 @@ class Retriever:
         """The hits of the reader's locale, and those of the default locale that say more
         (a higher cosine than the locale's best) brought into it: the same text on the
         locale's page (an untranslated page) is that page's point; a section the locale's
-        page has under the same heading id is cited there, with the original's words as they
-        matched (in place of the locale's own chunks of that section, which matched less);
-        a section the locale does not have stays the default locale's, marked
-        `untranslated`."""
+        page has (the same heading id, or the heading in the same place of a translation
+        with as many headings) is cited there, with the original's words as they matched (in
+        place of the locale's own chunks of that section, which matched less); a section the
+        locale does not have stays the default locale's, marked `untranslated`."""
         locale = filters["locale"]
         own = [h for h in found if h.payload.get("locale") == locale]
         best = max((h.dense_score for h in own), default=0.0)
@@ -254,28 +254,25 @@ class Retriever:
         if not other:
             return own
         where = {"doc_path": sorted({str(h.payload.get("doc_path", "")) for h in other}),
-                 "locale": locale, **({"version": filters["version"]} if "version" in filters
-                                      else {})}
+                 "locale": [locale, self.fallback_locale(filters)],
+                 **({"version": filters["version"]} if "version" in filters else {})}
         with self._lock:
             unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)
-            pages = self.backend.search(unit, ([], []), 512, where, "dense")
-        same_text = {str(p.payload.get("content_hash")): p for p in pages}
-        anchors: dict[str, dict[str, SearchHit]] = {}  # doc_path -> heading id -> locale's point
-        for p in pages:
-            doc = anchors.setdefault(str(p.payload.get("doc_path", "")), {})
-            for anchor in [p.payload.get("anchor"), *(s.get("anchor") for s in
-                                                      p.payload.get("sections") or [])]:
-                doc.setdefault(str(anchor or ""), p)
+            pages = self.backend.search(unit, ([], []), 1024, where, "dense")
+        theirs = [p for p in pages if p.payload.get("locale") == locale]
+        same_text = {str(p.payload.get("content_hash")): p for p in theirs}
+        page_of = {str(p.payload.get("doc_path", "")): p for p in theirs}
+        headings = _translated_headings(theirs, [p for p in pages
+                                                 if p.payload.get("locale") != locale])
         out = list(own)
         for hit in other:
             twin = same_text.get(str(hit.payload.get("content_hash")))
-            there = anchors.get(str(hit.payload.get("doc_path", "")), {}).get(
-                str(hit.payload.get("anchor") or ""))
+            doc = str(hit.payload.get("doc_path", ""))
             if twin is not None:
                 moved = replace(hit, point_id=twin.point_id, payload=twin.payload)
-            elif there is not None:
-                moved = replace(hit, payload=_cited_in(hit.payload, there.payload, anchors[
-                    str(hit.payload.get("doc_path", ""))]))
+            elif str(hit.payload.get("anchor") or "") in headings.get(doc, {}):
+                moved = replace(hit, payload=_cited_in(hit.payload, page_of[doc].payload,
+                                                       headings[doc]))
             else:
                 moved = replace(hit, payload={**hit.payload, "untranslated": True})
             # the original said more than the locale's own words for this section
@@ -286,22 +283,47 @@ class Retriever:
         return sorted(out, key=lambda h: -h.score)
 
 
-def _cited_in(original: dict, page: dict, anchors: dict[str, SearchHit]) -> dict:
+def _in_order(points: list[SearchHit]) -> list[tuple[str, str, str]]:
+    """A page's headings (id, url, title) in reading order, from its points."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for p in sorted(points, key=lambda p: int(p.payload.get("chunk_index") or 0)):
+        sections = p.payload.get("sections") or [{
+            "anchor": p.payload.get("anchor"), "url": p.payload.get("url"),
+            "title": p.payload.get("section_title")}]
+        for s in sections:
+            anchor = str(s.get("anchor") or "")
+            out.setdefault(anchor, (anchor, str(s.get("url") or ""), str(s.get("title") or "")))
+    return list(out.values())
+
+
+def _translated_headings(theirs: list[SearchHit], original: list[SearchHit]
+                         ) -> dict[str, dict[str, tuple[str, str, str]]]:
+    """doc_path -> the original's heading id -> (id, url, title) on the locale's page: the same id
+    (`{#id}`, which Docusaurus's write-heading-ids gives every heading), else, on a translated
+    page with as many headings as the original whose shared ids sit in the same places, the
+    heading in the same place."""
+    out: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for doc in {str(p.payload.get("doc_path", "")) for p in theirs}:
+        mine = _in_order([p for p in theirs if p.payload.get("doc_path") == doc])
+        first = _in_order([p for p in original if p.payload.get("doc_path") == doc])
+        out[doc] = {heading[0]: heading for heading in mine}
+        ids = [a for a, _, _ in mine]
+        if len(first) == len(mine) and all(ids[i] == a for i, (a, _, _) in enumerate(first)
+                                           if a in out[doc]):
+            for (a, _, _), heading in zip(first, mine, strict=True):
+                out[doc].setdefault(a, heading)
+    return out
+
+
+def _cited_in(original: dict, page: dict, headings: dict[str, tuple[str, str, str]]) -> dict:
     """The original's text cited on the locale's page: that page's URLs and titles, each
     heading the chunk holds linked where the locale's page has it."""
-    def heading(anchor: str) -> tuple[str, str] | None:  # (url, title) on the locale's page
-        point = anchors.get(anchor)
-        if point is None:
-            return None
-        if str(point.payload.get("anchor") or "") == anchor:
-            return str(point.payload.get("url")), str(point.payload.get("section_title") or "")
-        return next(((str(s["url"]), str(s.get("title") or "")) for s in
-                     point.payload.get("sections") or [] if s.get("anchor") == anchor), None)
-
-    own = heading(str(original.get("anchor") or "")) or (str(page.get("url")), "")
-    sections = [{**s, "url": found[0], "title": found[1] or s.get("title")}
-                for s in original.get("sections") or [] if (found := heading(str(s.get("anchor"))))]
-    return {**original, "url": own[0], "section_title": own[1] or original.get("section_title"),
+    own = headings.get(str(original.get("anchor") or "")) or ("", str(page.get("url")), "")
+    sections = [{**s, "anchor": found[0], "url": found[1], "title": found[2] or s.get("title")}
+                for s in original.get("sections") or []
+                if (found := headings.get(str(s.get("anchor") or "")))]
+    return {**original, "anchor": own[0], "url": own[1],
+            "section_title": own[2] or original.get("section_title"),
             "page_url": page.get("page_url"), "locale": page.get("locale"),
             "doc_title": page.get("doc_title") or original.get("doc_title"),
             "sections": sections}

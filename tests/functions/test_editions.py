@@ -284,3 +284,32 @@ def test_a_reload_reads_the_editions_a_re_sync_recorded(tmp_path):
         assert retriever.edition_filters(None, None) == {"version": "1.0", "locale": "en"}
     finally:
         store.close()
+
+
+FULL_FR = ("---\ntitle: Sécurité\n---\n\n# Sécurité\n\n## Essai d'arrêt\n\n"
+           + "Le robot doit réussir l'essai d'arrêt au moins vingt fois avant de rouler seul. " * 3
+           + "\n\n## Liste de contrôle\n\n"
+           + "Vérifiez la batterie, les capteurs et l'arrêt d'urgence avant chaque essai. " * 3 + "\n")
+
+
+def test_a_full_translation_without_heading_ids_is_cited_heading_for_heading(tmp_path, make_deps):
+    """fr translates the whole page, its headings slugged from French ("essai-darrêt"): the
+    original's headings map to the translation's in the same places."""
+    docs, manifest = versioned_site(tmp_path)
+    (tmp_path / "i18n/fr/docusaurus-plugin-content-docs/current/safety.md").write_text(FULL_FR)
+    settings = Settings(qdrant_path=str(tmp_path / "qdrant"), collection="full")
+    store = QdrantStore.open(settings)
+    try:
+        index_docs(resolve_job(docs, manifest=manifest), settings, ContentEmbedder(DIM), store,
+                   say=lambda _: None)
+        api = Mangum(create_app(make_deps(search=store), "chat"), lifespan="off")
+        body = {"question": "What should I check before every run of the robot?",
+                "page_url": "/book/fr/docs/next/safety"}
+        response = api(http_api_v2("/chat", body, origin="https://reader.example"), None)
+        answer = json.loads(response["body"])
+        assert "Check the battery" in answer["answer"], answer
+        assert [(c["url"], c["section_title"], c.get("untranslated"))
+                for c in answer["citations"]] == [
+            ("/book/fr/docs/next/safety#liste-de-contrôle", "Liste de contrôle", None)]
+    finally:
+        store.close()
