@@ -26,6 +26,9 @@ class Policy:
     connect: float  # seconds to connect
     retries: int  # further attempts after a connection error or a RETRY_STATUSES reply
     backoff: float = 0.1  # seconds before the first retry, doubled for each next one
+    # whether a connection that could not be made (refused: nothing listens there; no such
+    # host) is tried again, or reported at once
+    retry_refused: bool = True
 
     def pause(self, attempt: int) -> float:
         return self.backoff * 2**attempt
@@ -34,9 +37,11 @@ class Policy:
 # A reader waits for the query: short timeouts, two quick retries within the request deadline.
 QUERY = Policy(timeout=5.0, connect=3.0, retries=2)
 # A sync or release can wait for a busy server: long timeouts (a batch of 256 points with their
-# vectors is several MB), two retries a little apart. Every write it retries is idempotent (points
-# by id, metadata, an index); a failed run is simply run again (it re-embeds nothing it stored).
-INDEX = Policy(timeout=30.0, connect=10.0, retries=2, backoff=0.25)
+# vectors is several MB), three retries over 3.5 s for a busy reply (429, 5xx), a timeout or a
+# dropped connection. Every write it retries is idempotent (points by id, metadata, an index). A
+# server that is not there is said at once: the author fixes QDRANT_URL and runs it again (it
+# re-embeds nothing it stored).
+INDEX = Policy(timeout=30.0, connect=10.0, retries=3, backoff=0.5, retry_refused=False)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 

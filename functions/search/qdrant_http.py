@@ -100,7 +100,7 @@ class QdrantHttp:
                     timeout=httpx.Timeout(min(policy.timeout, left),
                                           connect=min(policy.connect, left)))
             except httpx.HTTPError as exc:
-                if last:
+                if last or (isinstance(exc, httpx.ConnectError) and not policy.retry_refused):
                     raise unreachable(exc) from None
             else:
                 if response.status_code not in RETRY_STATUSES or last:

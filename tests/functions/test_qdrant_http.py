@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 from qdrant_client.http import models
 
@@ -16,12 +18,12 @@ from functions.errors import StoreUnavailableError
 from functions.search.qdrant_access import INDEX, QUERY
 from functions.search.qdrant_http import QdrantHttp, query_body
 from functions.search.retrieval import Retriever
-from functions.search.store import open_index
+from functions.search.store import QdrantStore, open_index
 from functions.settings import Settings
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 from tests.functions.qdrant_rest import qdrant_rest
-from tests.ports import POLL_SECONDS
+from tests.ports import POLL_SECONDS, free_port
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
@@ -76,6 +78,16 @@ def test_both_callers_reach_the_server_through_one_client_with_their_policy(rest
     assert store.collection_store("nope").exists() is False
 
 
+class CountingTransport(httpx.HTTPTransport):
+    """httpx's own transport, counting the requests it is asked to send."""
+
+    attempts = 0
+
+    def handle_request(self, request):
+        self.attempts += 1
+        return super().handle_request(request)
+
+
 @contextmanager
 def flaky_server(replies: list[tuple[int, dict]]):
     """Answers each request with the next of `replies` (status, JSON body), then 200 {}."""
@@ -102,11 +114,20 @@ def flaky_server(replies: list[tuple[int, dict]]):
 
 def test_the_index_side_retries_a_busy_server_and_says_what_failed_without_url_or_key():
     busy = (503, {"status": {"error": "overloaded"}})
-    with flaky_server([busy, busy]) as url:  # two retries: the third attempt is answered
-        assert open_index(Settings(qdrant_url=url, collection="book")).exists() is True
-    with flaky_server([busy] * 3) as url, pytest.raises(StoreUnavailableError) as failed:
-        open_index(Settings(qdrant_url=url, collection="book")).exists()
+    quick = replace(INDEX, backoff=0.01)  # INDEX's retries, without its pauses
+    with flaky_server([busy] * INDEX.retries) as url:  # the last attempt is answered
+        assert QdrantStore(QdrantHttp(url, "book", policy=quick)).exists() is True
+    with flaky_server([busy] * (INDEX.retries + 1)) as url, \
+            pytest.raises(StoreUnavailableError) as failed:
+        QdrantStore(QdrantHttp(url, "book", policy=quick)).exists()
     assert str(failed.value).startswith("Qdrant failed (HTTP 503): the cluster may be busy")
+    gone = f"http://127.0.0.1:{free_port()}"  # nothing listens: the index side says so at once
+    for policy, attempts in ((INDEX, 1), (QUERY, QUERY.retries + 1)):
+        transport = CountingTransport()
+        with pytest.raises(StoreUnavailableError, match="cannot be reached"):
+            QdrantHttp(gone, "book", policy=replace(policy, backoff=0.01),
+                       transport=transport).collection_meta()
+        assert transport.attempts == attempts
     refused = (403, {"status": {"error": "Invalid api-key"}})
     with flaky_server([refused]) as url, pytest.raises(StoreUnavailableError) as failed:
         open_index(Settings(qdrant_url=url, qdrant_api_key="key-0123456789",

@@ -27,7 +27,7 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 @pytest.fixture
 def server(tmp_path):
     docs = write_docs(tmp_path / "docs", base_files())
-    engine = QdrantClient(path=str(tmp_path / "qdrant"))
+    engine = QdrantClient(":memory:")
     with qdrant_rest(engine) as (url, _seen):
         # `book`: what the API queries (QDRANT_COLLECTION)
         store = open_index(Settings(qdrant_url=url, collection="book"))
