@@ -12,7 +12,6 @@ from functions.search.types import SearchHit
 # A marker follows a space or punctuation, never a word, bracket or backtick: `ticks[0]` and
 # `x[1]` in code or prose are text, not citations.
 _BEFORE = r"(?:\s+|(?<![\w\])`]))"
-_MARKER = re.compile(_BEFORE + r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
 _FENCED = re.compile(r"```.*?```", re.S)  # a snippet shows prose, not code
 SNIPPET_CHARS = TUNING.snippet_chars.value
