@@ -77,7 +77,8 @@ def test_ask_explain_prints_why_it_answered_and_no_request_log(minilm_env):
     assert lines[why].startswith("why: answer (policy p=") and "answers from 0.50" in lines[why]
     p = float(lines[why].split("p=")[1].split(",")[0])
     assert 0.5 <= p <= 1.0
-    assert lines[why + 1].startswith("  signals: cosine ") and "· passage " in lines[why + 1]
+    assert lines[why + 1] == "  question: open"  # what it asks for, read once
+    assert lines[why + 2].startswith("  signals: cosine ") and "· passage " in lines[why + 2]
     assert "  read: /book/docs/loop#loop-jitter" in lines
     assert any(ln.startswith("  policy: answer_policy.json (fitted on pai-ali") for ln in lines)
     out = cli(env, cwd, "ask", "How do I train a walking policy in Isaac Lab?", "--explain")
