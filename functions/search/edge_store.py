@@ -395,4 +395,4 @@ class EdgeStore:
             (p.id, p.score, (p.vector or {}).get(DENSE_VECTOR),
              getattr((p.vector or {}).get(SPARSE_VECTOR), "indices", ()),
              dict(p.payload or {}))
-            for p in points))
+            for p in points), limit)

@@ -150,4 +150,4 @@ class QdrantHttp:
             (p["id"], p.get("score") or 0.0, (p.get("vector") or {}).get(DENSE_VECTOR),
              ((p.get("vector") or {}).get(SPARSE_VECTOR) or {}).get("indices") or (),
              dict(p.get("payload") or {}))
-            for p in (result or {}).get("points") or []))
+            for p in (result or {}).get("points") or []), limit)

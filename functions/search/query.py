@@ -14,6 +14,10 @@ from functions.search.contract import DENSE_VECTOR, SPARSE_VECTOR
 from functions.search.types import SparseVec
 
 PREFETCH = 40
+# Qdrant's RRF gives the same score to a point ranked (3, 7) and one ranked (7, 3) and orders such
+# ties differently from one call to the next; a hybrid search asks for this many more than it
+# keeps, so ranking.rank() can cut the fused list at a tie in one fixed order (by point id).
+TIE_SLACK = 10
 MODES = ("hybrid", "dense", "sparse")
 
 
@@ -30,7 +34,8 @@ def query_body(dense: Sequence[float], sparse: SparseVec, limit: int,
     flt = filter_body(filters)
     sparse_q = {"indices": list(sparse[0]), "values": list(sparse[1])}
     vectors = [DENSE_VECTOR, SPARSE_VECTOR] if mode == "hybrid" else [DENSE_VECTOR]
-    body: dict = {"limit": limit, "with_payload": True, "with_vector": vectors}
+    body: dict = {"limit": limit + (TIE_SLACK if mode == "hybrid" else 0), "with_payload": True,
+                  "with_vector": vectors}
     if mode == "dense":
         body.update(query=list(dense), using=DENSE_VECTOR)
     elif mode == "sparse":

@@ -53,10 +53,13 @@ def hybrid_score(dense_score: float, query_indices, doc_indices) -> float:
 
 def rank(dense: Sequence[float], sparse: SparseVec, mode: str,
          points: Iterable[tuple[int, float, Sequence[float] | None, Sequence[int], dict]],
-         ) -> list[SearchHit]:
+         limit: int | None = None) -> list[SearchHit]:
     """Hits from an engine's points (id, score, dense vector, sparse indices, payload), in the
-    engine's order; in hybrid mode RRF picked the candidates and they are ranked by cosine +
-    coverage (stable: ties keep the RRF order)."""
+    engine's order; in hybrid mode RRF picked the candidates: the best `limit` by fused score
+    (ties in point id order, query.TIE_SLACK), ranked by cosine + coverage (stable: ties keep
+    that order)."""
+    if mode == "hybrid":
+        points = sorted(points, key=lambda p: (-float(p[1]), int(p[0])))[:limit]
     hits = []
     for pid, score, vector, sparse_indices, payload in points:
         cosine = cosine_of(dense, vector)

@@ -14,11 +14,10 @@ from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
 from functions.settings import LOCAL_EMBEDDING_MODEL
 
-# Fetched from Qdrant, then re-ranked down to top_k. Twice what is kept: Qdrant's RRF gives the
-# same score to a point ranked (3, 7) and one ranked (7, 3), and orders such ties differently
-# from one call to the next, so with 10 the 10th candidate changed between two askings of the
-# same question (2 of 220 answers on the development books); ranking.rank() re-scores all 20
-# and the ties at the cut no longer reach the top 5 (0 of 220).
+# Fetched from Qdrant, then re-ranked down to top_k. Twice what is kept: with 10, a tie of RRF
+# scores at the cut changed the 10th candidate between two askings of the same question (2 of
+# 220 answers); with 20 such a tie still moved two decisions' probabilities, so the cut is now
+# made in a fixed order (query.TIE_SLACK, ranking.rank).
 CANDIDATES = 20
 # A follow-up's context (functions.answers.prompt.follow_up_context) against its own words: the query
 # vector is question + 0.5 * context (normalised), the context's other words weigh 0.5 in BM25.

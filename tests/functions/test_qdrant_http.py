@@ -17,6 +17,7 @@ from qdrant_client.http import models
 from functions.errors import StoreUnavailableError
 from functions.search.qdrant_access import INDEX, QUERY
 from functions.search.qdrant_http import QdrantHttp, query_body
+from functions.search.query import TIE_SLACK
 from functions.search.retrieval import Retriever
 from functions.search.store import QdrantStore, open_index
 from functions.settings import Settings
@@ -30,7 +31,8 @@ from tests.ports import POLL_SECONDS, free_port
 def test_query_body_is_a_valid_query_request(mode):
     body = query_body([0.1] * 4, ([1, 5], [1.0, 1.0]), 10, {"module": "Sensors"}, mode)
     parsed = models.QueryRequest.model_validate(body)
-    assert parsed.limit == 10
+    # hybrid asks for more than it keeps, to cut at an RRF tie in a fixed order (ranking.rank)
+    assert parsed.limit == (10 + TIE_SLACK if mode == "hybrid" else 10)
     # hybrid also fetches the candidates' sparse vectors, for their term coverage
     assert parsed.with_vector == (["dense", "sparse"] if mode == "hybrid" else ["dense"])
     if mode == "hybrid":

@@ -88,3 +88,15 @@ def test_a_recap_yields_to_the_detailed_section_it_restates():
     # a topic that starts with the word is no recap, nor a page named like one
     assert recap_weight(section(9, 0.5, "Summary statistics")) == 1.0
     assert recap_weight(section(10, 0.5, "Gear trains", doc="ch/index-funds.md")) == 1.0
+
+
+def test_a_tie_of_fused_scores_at_the_cut_is_cut_in_one_order():
+    from functions.search.ranking import rank
+
+    def points(order):  # (id, fused score, dense vector, sparse indices, payload)
+        return [(i, {1: 0.5, 2: 0.3, 3: 0.3, 4: 0.1}[i], [1.0, 0.0], [], {}) for i in order]
+
+    # ids 2 and 3 tie at the cut of 2: whatever order the engine returned them in, 2 is kept
+    for order in ([1, 2, 3, 4], [1, 3, 2, 4], [3, 4, 2, 1]):
+        assert [h.point_id for h in rank([1.0, 0.0], ([], []), "hybrid", points(order), 2)] \
+            == [1, 2]
