@@ -9,7 +9,7 @@ from pathlib import Path
 from functions.errors import ConfigError, ModelMismatchError
 from functions.services.feedback import make_feedback_store
 from functions.settings import Settings
-from indexer.job import index_docs, resolve_job, say_stderr, shown
+from indexer.job import index_docs, resolve_job, say_stderr, shown, using_index
 from indexer.plan import AnotherBook
 from indexer.report import print_summary
 from textbook_chat_cli.api import Question, ask
@@ -43,9 +43,8 @@ def cmd_demo(args) -> int:
     if not docs.is_dir():
         raise ConfigError(f"The sample textbook is missing at {docs}; run the demo from a clone.")
     settings = default = Settings.from_env(os.environ)
-    where = settings.qdrant_url or settings.qdrant_path
-    print(f"Indexing the sample textbook ({shown(docs)}) into {where} "
-          f"(collection {settings.collection!r}) ...", file=sys.stderr)
+    say_stderr(using_index(settings))  # QDRANT_URL named by its setting: it may hold credentials
+    say_stderr(f"Indexing the sample textbook ({shown(docs)}) ...")
     job = resolve_job(docs, site_dir=SAMPLE_DIR, say=say_stderr)
     try:
         summary = index_docs(job, settings)
@@ -54,6 +53,7 @@ def cmd_demo(args) -> int:
         print(f"The collection {settings.collection!r} holds {what}; the demo uses "
               f"{DEMO_COLLECTION!r} beside it.", file=sys.stderr)
         settings = settings.with_(collection=DEMO_COLLECTION)
+        say_stderr(using_index(settings))
         summary = index_docs(job, settings)
     print_summary(summary, as_json=False)
     deps = Deps(settings, env=os.environ,

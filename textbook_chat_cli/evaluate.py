@@ -14,6 +14,7 @@ from indexer.evaluate.metrics import unscorable
 from indexer.evaluate.questions import QuestionFileError, read_questions
 from indexer.evaluate.report import fmt, not_citable_lines, to_json, to_table
 from indexer.evaluate.runner import run_eval
+from indexer.job import say_stderr, using_index
 from indexer.site_config import load_site_config
 from textbook_chat_cli.api import missing_index_hint
 
@@ -119,9 +120,10 @@ def cmd_eval(args) -> int:
             return 2
         valid = _build_checker(args.build_dir, args.base_url)
     hint = None if args.baseline else missing_index_hint("eval", settings)
-    if hint:
+    if hint:  # it names where it looked
         print(f"{hint}.", file=sys.stderr)
         return 2
+    say_stderr(using_index(settings))
     with local_index.readable(settings) as readable:  # a copy while e.g. `serve` holds it
         run = run_eval(questions, readable, mode=args.retrieval, baseline=args.baseline,
                        valid_citation=valid)

@@ -16,6 +16,7 @@ from typing import BinaryIO, TextIO
 from functions.errors import ConfigError
 from functions.settings import Settings
 from indexer import local_index
+from indexer.job import say_stderr, using_index
 
 MCP_EXAMPLES = """examples:
   textbook-chat mcp                                   the index in ./.textbook-chat/qdrant
@@ -66,12 +67,14 @@ def cmd_mcp(args) -> int:
     from textbook_chat_cli.api import missing_index_hint
 
     hint = missing_index_hint("mcp")
-    if hint:
+    if hint:  # it names where it looked
         print(hint, file=sys.stderr)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError:  # every message is answered with it, as the API does
         settings = None
+    if settings and not hint:
+        say_stderr(using_index(settings))
     with contextlib.ExitStack() as stack:
         # while `serve` or `index` holds the local index, a read-only copy of it
         readable = stack.enter_context(local_index.readable(settings)) if settings else None

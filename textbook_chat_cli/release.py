@@ -13,7 +13,7 @@ from functions.search.embeddings.factory import make_embedder
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer import release
-from indexer.job import index_docs
+from indexer.job import index_docs, using_index
 from indexer.report import print_summary
 from textbook_chat_cli.options import add_site_options, index_job, positive_int
 
@@ -49,6 +49,7 @@ def cmd_release(args) -> int:
     settings = Settings.from_env(os.environ)
     if not settings.qdrant_url:
         raise ConfigError(release.NEEDS_SERVER)
+    _say(using_index(settings))  # every step works on this collection's releases
     store = QdrantStore.open(settings)
     try:
         store.exists()  # a server that cannot be reached (or refuses the key): one line, first

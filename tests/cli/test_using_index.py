@@ -1,10 +1,13 @@
-"""`index`, `serve` and `ask` say first which index and collection they use (indexer/job.py
-using_index), so an answer from another book's index shows at once; a Qdrant server is named by
-its setting, never by its URL (which may hold credentials) or key. Real embedded engine, real
-`serve` subprocesses; embeddings from the fake OpenAI server over HTTP."""
+"""Every command that reads or writes an index (`index`, `serve`, `ask`, `eval`, `mcp`,
+`release`, `demo`) says first which index and collection it uses (indexer/job.py using_index), so
+an answer from another book's index shows at once; a Qdrant server is named by its setting, never
+by its URL (which may hold credentials) or key. Real embedded engine, real `serve` subprocesses,
+the Qdrant server stand-in (tests/functions/qdrant_rest.py); embeddings from the fake OpenAI
+server over HTTP."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -128,3 +131,82 @@ def test_serve_and_serve_watch_say_which_index_they_serve(book):
                              "QDRANT_API_KEY": "k3y-k3y", "QDRANT_COLLECTION": "my-book"})
     assert err.splitlines()[0] == "Using index: Qdrant server (QDRANT_URL), collection 'my-book'"
     assert "s3cret" not in err and "k3y" not in err and "db.invalid" not in err
+
+
+def test_the_demo_says_which_index_and_never_a_server_s_url(book, capsys, monkeypatch):
+    port = free_port()  # nothing listens: indexing stops at the server, after the line
+    monkeypatch.setenv("QDRANT_URL", f"http://reader:s3cret@127.0.0.1:{port}")
+    monkeypatch.setenv("QDRANT_API_KEY", "k3y-k3y")
+    assert main(["demo", "--question", "What is a gear?"]) == 2
+    captured = capsys.readouterr()
+    printed = captured.out + captured.err
+    assert "s3cret" not in printed and "k3y-k3y" not in printed and str(port) not in printed
+    first = captured.err.splitlines()[0]
+    assert first == "Using index: Qdrant server (QDRANT_URL), collection 'textbook'"
+    monkeypatch.delenv("QDRANT_URL")
+    assert main(["demo", "--question", "What is jitter?"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == EMBEDDED
+
+
+def test_eval_says_which_index_it_scores(book, capsys, tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": "q1", "question": "What does a spur gear have?", "kind": '
+                         '"fact", "expected_url": "/docs/gears#spur-gears", '
+                         '"expected_page": "/docs/gears"}\n')
+    assert main(["index", "docs"]) == 0
+    capsys.readouterr()
+    main(["eval", str(questions)])  # its score is not the point here
+    assert capsys.readouterr().err.splitlines()[0] == EMBEDDED
+    assert main(["eval", str(questions), "--collection", "my-book"]) == 2  # no such index:
+    err = capsys.readouterr().err  # its one line says where it looked instead
+    assert "Using index" not in err and "collection 'my-book'" in err
+
+
+def test_eval_on_a_server_names_the_setting_not_the_url_or_key(book, capsys, monkeypatch,
+                                                                tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": "q1", "question": "What is a gear?", "kind": "fact", '
+                         '"expected_url": "/docs/gears#spur-gears", "expected_page": "/docs/gears"}\n')
+    port = free_port()  # nothing listens: the run fails, the line still comes first
+    monkeypatch.setenv("QDRANT_URL", f"http://reader:s3cret@127.0.0.1:{port}")
+    monkeypatch.setenv("QDRANT_API_KEY", "k3y-k3y")
+    assert main(["eval", str(questions), "--collection", "my-book"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == "Using index: Qdrant server (QDRANT_URL), collection 'my-book'"
+    assert "s3cret" not in err and "k3y-k3y" not in err and str(port) not in err
+
+
+def test_release_says_which_collection_on_which_server(book, capsys, monkeypatch):
+    from qdrant_client import QdrantClient
+
+    from tests.functions.qdrant_rest import qdrant_rest
+
+    server = "Using index: Qdrant server (QDRANT_URL), collection 'gears'"
+    engine = QdrantClient(":memory:")
+    with qdrant_rest(engine) as (url, _seen):
+        monkeypatch.setenv("QDRANT_URL", url.replace("http://", "http://reader:s3cret@"))
+        monkeypatch.setenv("QDRANT_COLLECTION", "gears")
+        assert main(["release", "stage", "docs"]) == 0
+        staged = capsys.readouterr()
+        assert staged.err.splitlines()[0] == server
+        assert main(["release", "switch", staged.out.split()[-1]]) == 0
+        switched = capsys.readouterr()
+        assert switched.err.splitlines()[0] == server and "Readers now see gears--" in switched.err
+    engine.close()
+    printed = staged.out + staged.err + switched.out + switched.err
+    assert "s3cret" not in printed and url.removeprefix("http://") not in printed
+
+
+def test_mcp_says_which_index_it_serves(book, capsys, monkeypatch):
+    assert main(["index", "docs"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # the client hangs up
+    assert main(["mcp"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == EMBEDDED and out == ""  # stdout is the protocol's alone
+    monkeypatch.setenv("QDRANT_URL", "https://reader:s3cret@db.invalid:6333")
+    monkeypatch.setenv("QDRANT_COLLECTION", "my-book")
+    assert main(["mcp"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == "Using index: Qdrant server (QDRANT_URL), collection 'my-book'"
+    assert "s3cret" not in err and "db.invalid" not in err

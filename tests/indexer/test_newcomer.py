@@ -92,7 +92,8 @@ def test_usage_errors_exit_2_with_one_line(tmp_path):
 def test_demo_then_ask_and_eval_with_no_flags(tmp_path):
     first = cli(tmp_path, "demo")
     assert first.returncode == 0, first.stderr
-    assert "into .textbook-chat/qdrant (collection 'textbook')" in first.stderr
+    assert first.stderr.splitlines()[0] == ("Using index: embedded at .textbook-chat/qdrant, "
+                                            "collection 'textbook'")
     assert "Next, with no flags" in first.stderr and '{"level"' not in first.stderr
     ask = cli(tmp_path, "ask", "What does the derivative term of a PID controller do?")
     assert ask.returncode == 0, ask.stderr
@@ -119,6 +120,8 @@ def test_demo_never_syncs_over_an_authors_book(tmp_path):
     demo = cli(tmp_path, "demo", "--question", "What is loop jitter?")
     assert demo.returncode == 0, demo.stderr
     assert "holds another book; the demo uses 'sample-textbook'" in demo.stderr
+    assert ("Using index: embedded at .textbook-chat/qdrant, collection 'sample-textbook'"
+            in demo.stderr.splitlines())  # the one it then writes and asks
     assert "QDRANT_COLLECTION=sample-textbook textbook-chat ask" in demo.stderr
     assert "Next, on the same index (the collection 'sample-textbook'):" in demo.stderr
     assert "with no flags" not in demo.stderr  # its commands carry the prefix
