@@ -134,11 +134,11 @@ def phone(browser):
 
 @pytest.fixture
 def stub(api_proxy):
-    """Put a stub API behind the proxy for one test: `stub(answer, status=200, headers=None)`."""
+    """Put a stub API behind the proxy for one test: `stub(answer, status=200, headers=None, delay=0)`."""
     started = []
 
-    def use(answer: dict, status: int = 200, headers: dict | None = None):
-        server = servers.stub_api(answer, status, headers)
+    def use(answer: dict, status: int = 200, headers: dict | None = None, delay: float = 0.0):
+        server = servers.stub_api(answer, status, headers, delay)
         servers._serve(server)
         started.append(server)
         api_proxy.target = servers.origin(server)

@@ -122,8 +122,10 @@ def api_proxy(port: int = 0) -> SwitchableProxy:
     return server
 
 
-def stub_api(answer: dict, status: int = 200, headers: dict | None = None) -> ThreadingHTTPServer:
-    """An API that gives every POST the same reply, with permissive CORS (for the malicious-answer test)."""
+def stub_api(answer: dict, status: int = 200, headers: dict | None = None,
+             delay: float = 0.0) -> ThreadingHTTPServer:
+    """An API that gives every POST the same reply, `delay` seconds after it, with permissive
+    CORS (for the malicious-answer test)."""
 
     class Handler(SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -142,6 +144,10 @@ def stub_api(answer: dict, status: int = 200, headers: dict | None = None) -> Th
 
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if delay:
+                import time
+
+                time.sleep(delay)
             body = json.dumps(answer).encode()
             self.send_response(status)
             self._cors()

@@ -100,8 +100,11 @@ def test_markdown_answer_lists_table_code_and_copy(built_site, site_server, brow
         # Sources name the page as the sidebar does (sidebar_label), not by its title.
         source = page.locator(f"{PANEL} a[data-source='1']")
         assert "4. Feedback with PID" in source.inner_text()
-        page.get_by_role("button", name="Copy").click()
-        page.get_by_role("button", name="Copied").wait_for()
+        # Highlighted as the site highlights code: its Prism theme (the sample's is github, #f6f8fa).
+        assert md.locator("pre code .token.operator").count() >= 4
+        assert md.locator("pre").evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(246, 248, 250)"
+        md.get_by_role("button", name="Copy", exact=True).click()
+        md.get_by_role("button", name="Copied").wait_for()
         assert page.evaluate("navigator.clipboard.readText()").startswith("u = kp * error + kd")
         page.screenshot(path=str(artifacts / "markdown-answer.png"))
     finally:

@@ -51,16 +51,21 @@ export function endpoint(apiUrl, path) {
 }
 
 /**
- * POST JSON and return the parsed body; throws ApiError with a kind message (from `labels`) on any failure.
- * `fetchImpl` is injected so tests can pass a fake or a real fetch.
+ * POST JSON and return the parsed body; throws ApiError with a kind message (from `labels`) on any failure,
+ * or of kind 'aborted' when `signal` (the reader's stop button) cancels it. `fetchImpl` is injected
+ * so tests can pass a fake or a real fetch.
  */
-export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels = {}} = {}) {
+export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels = {}, signal = null} = {}) {
   const controller = typeof AbortController === 'function' ? new AbortController() : null;
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller?.abort();
   }, timeoutMs);
+  // The reader's stop button: the request is cancelled, and that is not a failure to report.
+  const stop = () => controller?.abort();
+  if (signal?.aborted) stop();
+  signal?.addEventListener?.('abort', stop);
   let response;
   try {
     response = await fetchImpl(url, {
@@ -70,9 +75,11 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels 
       signal: controller?.signal,
     });
   } catch {
+    if (signal?.aborted && !timedOut) throw new ApiError({kind: 'aborted', message: ''});
     throw new ApiError(describeFailure({network: !timedOut, timeout: timedOut}, labels));
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener?.('abort', stop);
   }
   let data = null;
   try {

@@ -129,3 +129,20 @@ test('a refusal is shown in the site’s own words for its case, else the API’
   assert.equal(refusalText(normaliseAnswer({answer: 'plain', refusal: {code: 'unknown'}}), fr), 'plain');
   assert.equal(refusalText(normaliseAnswer({answer: 'text'}), fr), 'text');
 });
+
+test('the reader can stop a request: it ends at once as "aborted", not as an error', async () => {
+  let arrived;
+  const reached = new Promise((resolve) => (arrived = resolve));
+  await withServer(
+    () => arrived(), // never answers
+    async (url) => {
+      const controller = new AbortController();
+      const pending = postJson(fetch, `${url}/chat`, {question: 'q'}, {timeoutMs: 30000, labels, signal: controller.signal});
+      await reached;
+      const started = Date.now();
+      controller.abort();
+      await assert.rejects(pending, (error) => error instanceof ApiError && error.kind === 'aborted' && error.message === '');
+      assert.ok(Date.now() - started < 1000);
+    },
+  );
+});

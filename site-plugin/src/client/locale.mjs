@@ -37,3 +37,12 @@ export function localizedCitationTarget(url, {i18n, ...options} = {}) {
   if (locale === null || locale === i18n.currentLocale) return target;
   return {internal: false, href: path};
 }
+
+/** A language's name in the reader's language ("انگریزی" for en on an Urdu page), else its code. */
+export function languageName(code, inLocale) {
+  try {
+    return new Intl.DisplayNames([inLocale || code], {type: 'language'}).of(code) || code;
+  } catch {
+    return code;
+  }
+}

@@ -36,3 +36,11 @@ test('from the default locale, a translated page is a page load; a one-locale si
   assert.equal(localizedCitationTarget('/book/docs/x#h', single).to, '/book/docs/x#h');
   assert.equal(localizedCitationTarget('javascript:alert(1)', options), null);
 });
+
+test('the default language is named in the reader\'s language', async () => {
+  const {languageName} = await import('./locale.mjs');
+  assert.equal(languageName('en', 'fr'), 'anglais');
+  assert.equal(languageName('en', 'en'), 'English');
+  assert.notEqual(languageName('en', 'ur'), 'English');
+  assert.equal(languageName('not a code!', 'fr'), 'not a code!');
+});

@@ -38,7 +38,35 @@ function citationNumbers(inner) {
   return inner.split(',').map((part) => Number(part.trim()));
 }
 
-/** Inline Markdown: code, citations, links, strong, emphasis; everything else is text. */
+// Inline HTML the book's pages render, allowed by name and only bare (no attributes): anything
+// else stays visible text. `<br>` is a line break; the pairs below hold text or inline Markdown.
+const BREAK_TAG = /<br\s*\/?>/iy;
+const PAIRED_TAG = /<(code|kbd|sub|sup|b|strong|i|em)>([\s\S]{0,500}?)<\/\1\s*>/iy;
+const TAG_NODE = {b: 'strong', strong: 'strong', i: 'emphasis', em: 'emphasis', sub: 'sub', sup: 'sup'};
+const ENTITIES = {lt: '<', gt: '>', amp: '&', quot: '"', '#39': "'", apos: "'", nbsp: '\u00a0'};
+
+/** The few HTML entities inline code is written with (`&lt;T&gt;`), as the characters they stand for. */
+export function decodeEntities(text) {
+  return text.replace(/&(lt|gt|amp|quot|#39|apos|nbsp);/g, (_, name) => ENTITIES[name]);
+}
+
+/** An allowed inline tag at `at`: `{node, end}`, or null (then `<` is text). */
+function inlineTag(text, at, citationSet, depth) {
+  BREAK_TAG.lastIndex = at;
+  if (BREAK_TAG.test(text)) return {node: {type: 'break'}, end: BREAK_TAG.lastIndex};
+  PAIRED_TAG.lastIndex = at;
+  const match = PAIRED_TAG.exec(text);
+  if (!match) return null;
+  const name = match[1].toLowerCase();
+  const end = PAIRED_TAG.lastIndex;
+  if (name === 'code' || name === 'kbd') {
+    return {node: {type: name === 'code' ? 'inlineCode' : 'kbd', value: decodeEntities(match[2])}, end};
+  }
+  const children = depth < 4 ? parseInline(match[2], citationSet, depth + 1) : [{type: 'text', value: match[2]}];
+  return {node: {type: TAG_NODE[name], children}, end};
+}
+
+/** Inline Markdown: code, citations, links, strong, emphasis, allowed inline HTML; everything else is text. */
 export function parseInline(text, citationSet = new Set(), depth = 0) {
   const nodes = [];
   let i = 0;
@@ -60,6 +88,15 @@ export function parseInline(text, citationSet = new Set(), depth = 0) {
         flush();
         nodes.push({type: 'inlineCode', value: text.slice(i + 1, end)});
         i = end + 1;
+        continue;
+      }
+    }
+    if (ch === '<') {
+      const tag = inlineTag(text, i, citationSet, depth);
+      if (tag) {
+        flush();
+        nodes.push(tag.node);
+        i = tag.end;
         continue;
       }
     }
@@ -156,9 +193,13 @@ function alignments(delimiter) {
 const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const LIST_ITEM = /^\s*([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
+// A thematic break (---, ***, ___), with any citation markers an offline quote put after it.
+const RULE = /^\s{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\][ \t]*)*$/;
+// Under a paragraph line, `===` or `---` makes it a heading (CommonMark's setext headings).
+const SETEXT = /^\s{0,3}(=+|-+)[ \t]*$/;
 
 /**
- * Parse an answer into blocks: paragraph, heading, list, code, quote, table.
+ * Parse an answer into blocks: paragraph, heading, list, code, quote, table, rule.
  * `citations` (the API's list) decides which `[n]` markers become citation nodes.
  */
 export function parseMarkdown(source, {citations = []} = {}) {
@@ -196,6 +237,18 @@ export function parseMarkdown(source, {citations = []} = {}) {
       }
       i -= 1;
       blocks.push({type: 'table', align, header: header.map(inline), rows});
+      continue;
+    }
+    const setext = paragraph.length > 0 ? SETEXT.exec(line) : null;
+    if (setext) {
+      blocks.push({type: 'heading', level: setext[1][0] === '=' ? 1 : 2, children: inline(paragraph.join(' '))});
+      paragraph = [];
+      continue;
+    }
+    if (RULE.test(line)) {
+      // A separator between blocks; one at the start or end, or next to another, says nothing.
+      endParagraph();
+      if (blocks.length && blocks[blocks.length - 1].type !== 'rule') blocks.push({type: 'rule'});
       continue;
     }
     const heading = HEADING.exec(line);
@@ -236,6 +289,7 @@ export function parseMarkdown(source, {citations = []} = {}) {
     else paragraph.push(line.trim());
   }
   endParagraph();
+  if (blocks.length && blocks[blocks.length - 1].type === 'rule') blocks.pop();
   return blocks;
 }
 
@@ -243,7 +297,8 @@ export function parseMarkdown(source, {citations = []} = {}) {
 export function toPlainText(nodes) {
   return nodes
     .map((node) => {
-      if (node.type === 'text' || node.type === 'inlineCode' || node.type === 'code') return node.value;
+      if (node.type === 'text' || node.type === 'inlineCode' || node.type === 'code' || node.type === 'kbd') return node.value;
+      if (node.type === 'break') return '\n';
       if (node.type === 'citation') return `[${node.n}]`;
       if (node.type === 'list') return node.items.map(toPlainText).join('\n');
       if (node.type === 'table') return [node.header, ...node.rows].map((row) => row.map(toPlainText).join('\t')).join('\n');

@@ -4,6 +4,7 @@ import {parseInline, parseMarkdown, safeHref, toPlainText} from './markdown.mjs'
 
 const ALLOWED_TYPES = new Set([
   'paragraph', 'heading', 'list', 'code', 'quote', 'text', 'strong', 'emphasis', 'inlineCode', 'link', 'citation',
+  'kbd', 'break', 'sub', 'sup', 'rule', 'table',
 ]);
 
 function walk(nodes, visit) {
@@ -137,4 +138,40 @@ test('a lone bar or a dash line is not a table', () => {
   const [block] = parseMarkdown('| <img src=x onerror=alert(1)> |\n|---|\n| <script>x</script> |');
   assert.equal(block.type, 'table');
   assert.equal(toPlainText(block.rows[0][0]), '<script>x</script>');  // text, never HTML
+});
+
+test('inline HTML the book renders: <code>, <kbd>, <br/>, <b>; anything else stays text', () => {
+  const [p] = parseMarkdown('Press <kbd>Ctrl</kbd>+<KBD>C</KBD>, use <code>List&lt;T&gt;</code>.<br/>Then <b>save</b><br>and <sub>2</sub> <span onclick="x">s</span> <code class="x">y</code>');
+  assert.deepEqual(p.children.slice(0, 8), [
+    {type: 'text', value: 'Press '},
+    {type: 'kbd', value: 'Ctrl'},
+    {type: 'text', value: '+'},
+    {type: 'kbd', value: 'C'},
+    {type: 'text', value: ', use '},
+    {type: 'inlineCode', value: 'List<T>'},
+    {type: 'text', value: '.'},
+    {type: 'break'},
+  ]);
+  assert.deepEqual(p.children[9], {type: 'strong', children: [{type: 'text', value: 'save'}]});
+  assert.equal(p.children[10].type, 'break');
+  assert.deepEqual(p.children[12], {type: 'sub', children: [{type: 'text', value: '2'}]});
+  // Tags with attributes, or not on the list, are shown as the text they are.
+  assert.match(toPlainText(p.children), /<span onclick="x">s<\/span> <code class="x">y<\/code>$/);
+});
+
+test('an offline quote’s separators: no stray "--- [n]", a rule only between blocks', () => {
+  const blocks = parseMarkdown('--- [1]\n\nFirst [1].\n\n--- [2]\n\n***\n\nSecond [2].\n\n---', {citations: [{n: 1}, {n: 2}]});
+  assert.deepEqual(blocks.map((b) => b.type), ['paragraph', 'rule', 'paragraph']);
+  assert.doesNotMatch(blocks.map((b) => toPlainText(b.children || [])).join(' '), /---/);
+  // A line of dashes under text is a heading (CommonMark setext), not a separator.
+  assert.deepEqual(parseMarkdown('Tuning\n---\nText').map((b) => b.type), ['heading', 'paragraph']);
+});
+
+test('GFM tables without outer pipes stay tables, under a lead-in line too', () => {
+  for (const md of ['Gains [1]:\na | b\n--- | ---\nKp | now\nKd | brakes', 'term | meaning\n:-- | --:\n`x` | y [1]']) {
+    const table = parseMarkdown(md, {citations: [{n: 1}]}).find((b) => b.type === 'table');
+    assert.ok(table, md);
+    assert.equal(table.header.length, 2);
+    assert.ok(table.rows.length >= 1);
+  }
 });

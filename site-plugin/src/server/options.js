@@ -38,6 +38,20 @@ const DEFAULT_LABELS = Object.freeze({
   narrow: 'Make the chat narrower',
   copyCode: 'Copy',
   copied: 'Copied',
+  // Copies the answer as Markdown, its citations as links to the sections.
+  copyAnswer: 'Copy answer',
+  // Cancels the question being answered; the question goes back in the box.
+  stop: 'Stop',
+  // Read by screen readers after a link from the book's text to another site.
+  newTab: '(opens in a new tab)',
+  // A table in an answer (it scrolls sideways when it is wider than the panel).
+  table: 'Table',
+  feedbackComment: 'What was missing or wrong? (optional)',
+  feedbackSend: 'Send',
+  // A cited section the reader's language does not have yet; {language}: the book's default
+  // language, named in the reader's language (so the mark needs no translation).
+  untranslated: '{language}',
+  untranslatedTitle: 'Not translated yet: this section is in the original language.',
   // {n}: the citation number; {title}: the section and page.
   source: 'Source {n}: {title}',
   selectedText: 'Selected text',

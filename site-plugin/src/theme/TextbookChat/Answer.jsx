@@ -1,7 +1,9 @@
-/** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics and feedback. */
+/** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics, copy and feedback. */
 import React from 'react';
 import {citationLabel, topicLabel} from '../../client/citations.mjs';
+import {answerAsMarkdown} from '../../client/copy.mjs';
 import {fill} from '../../client/labels.mjs';
+import CopyButton from './CopyButton';
 import {ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
 import styles from './styles.module.css';
@@ -25,11 +27,23 @@ export function TargetLink({url, resolve, onNavigate, className, children, ...re
   );
 }
 
-function Feedback({message, labels, onRate}) {
-  const rated = message.rating;
-  if (!message.requestId) return null;
+/** A section only the book's default language has: marked in the reader's language. */
+export function Untranslated({item, mark, labels}) {
+  if (!item?.untranslated || !mark) return null;
   return (
-    <div className={styles.feedback}>
+    <span className={styles.untranslated} title={labels.untranslatedTitle} data-untranslated="">
+      {mark}
+    </span>
+  );
+}
+
+function Feedback({message, labels, onRate, onComment}) {
+  const rated = message.rating;
+  const [comment, setComment] = React.useState('');
+  if (!message.requestId) return null;
+  const field = `textbook-chat-comment-${message.id}`;
+  return (
+    <>
       <button
         type="button"
         className={clsx(styles.iconButton, rated === 'up' && styles.pressed)}
@@ -52,11 +66,35 @@ function Feedback({message, labels, onRate}) {
       </button>
       {rated && <span className={styles.feedbackNote} role="status">{labels.feedbackThanks}</span>}
       {message.ratingError && <span className={styles.feedbackNote} role="alert">{message.ratingError}</span>}
-    </div>
+      {rated && !message.commented && (
+        <form
+          className={styles.comment}
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (comment.trim()) onComment(message, comment.trim());
+          }}>
+          <label htmlFor={field} className={styles.srOnly}>{labels.feedbackComment}</label>
+          <textarea
+            id={field}
+            className={styles.input}
+            rows={2}
+            maxLength={2000}
+            dir="auto"
+            value={comment}
+            placeholder={labels.feedbackComment}
+            readOnly={Boolean(message.comment_pending)}
+            onChange={(event) => setComment(event.target.value)}
+          />
+          <button type="submit" className="button button--secondary button--sm" disabled={!comment.trim() || message.comment_pending}>
+            {labels.feedbackSend}
+          </button>
+        </form>
+      )}
+    </>
   );
 }
 
-export default function Answer({message, labels, pageLabels = {}, resolve, onNavigate, onRate}) {
+export default function Answer({message, labels, pageLabels = {}, untranslatedMark = '', resolve, onNavigate, onRate, onComment}) {
   const citations = message.citations || [];
   const byNumber = new Map(citations.map((c) => [c.n, c]));
   const renderCitation = (n) => {
@@ -73,12 +111,22 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
       </TargetLink>
     );
   };
-  const onLink = (event, href) => {
-    const target = resolve(href);
-    if (target && target.internal) onNavigate(event, target);
-  };
+  // The answer as Markdown a reader can paste anywhere: its citations as links to the sections.
+  const asMarkdown = () =>
+    answerAsMarkdown(message.content, citations, {
+      absolute: (url) => {
+        const target = resolve(url);
+        if (!target) return null;
+        return target.internal ? new URL(target.to, window.location.href).href : target.href;
+      },
+      label: (citation) => citationLabel(citation, pageLabels),
+      sourcesTitle: labels.sources,
+    });
   return (
-    <div className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence)} data-low-confidence={message.lowConfidence ? 'true' : undefined}>
+    <div
+      className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence)}
+      data-message={message.id}
+      data-low-confidence={message.lowConfidence ? 'true' : undefined}>
       {message.offlineFallback && (
         <p className={styles.lowConfidenceNote} data-offline-fallback="true">{labels.offlineFallback}</p>
       )}
@@ -88,7 +136,7 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
           {labels.lowConfidence}
         </p>
       )}
-      <Markdown text={message.content} citations={citations} renderCitation={renderCitation} onLink={onLink} labels={labels} />
+      <Markdown text={message.content} citations={citations} renderCitation={renderCitation} resolve={resolve} onNavigate={onNavigate} labels={labels} />
       {message.lowConfidence && message.relatedTopics && message.relatedTopics.length > 0 && (
         <nav aria-label={labels.relatedTopics} className={styles.sources}>
           <p className={styles.sourcesTitle}>{labels.relatedTopics}</p>
@@ -96,8 +144,9 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
             {message.relatedTopics.map((topic, i) => (
               <li key={i}>
                 <TargetLink url={topic.url} resolve={resolve} onNavigate={onNavigate}>
-                  {topicLabel(topic, pageLabels)}
+                  <bdi>{topicLabel(topic, pageLabels)}</bdi>
                 </TargetLink>
+                <Untranslated item={topic} mark={untranslatedMark} labels={labels} />
               </li>
             ))}
           </ul>
@@ -110,14 +159,18 @@ export default function Answer({message, labels, pageLabels = {}, resolve, onNav
             {citations.map((citation) => (
               <li key={citation.n} value={citation.n}>
                 <TargetLink url={citation.url} resolve={resolve} onNavigate={onNavigate} data-source={citation.n}>
-                  {citationLabel(citation, pageLabels)}
+                  <bdi>{citationLabel(citation, pageLabels)}</bdi>
                 </TargetLink>
+                <Untranslated item={citation} mark={untranslatedMark} labels={labels} />
               </li>
             ))}
           </ol>
         </nav>
       )}
-      <Feedback message={message} labels={labels} onRate={onRate} />
+      <div className={styles.feedback}>
+        <CopyButton text={asMarkdown} label={labels.copyAnswer} copiedLabel={labels.copied} />
+        <Feedback message={message} labels={labels} onRate={onRate} onComment={onComment} />
+      </div>
     </div>
   );
 }

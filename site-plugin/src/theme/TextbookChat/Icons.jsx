@@ -34,3 +34,12 @@ export const NarrowIcon = () => (
 export const CopyIcon = () => (
   <Svg size={16}><path d="M9 9h11v11H9zM5 15H4V4h11v1" /></Svg>
 );
+export const ExternalIcon = () => (
+  <svg width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2"
+    strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false" style={{marginInlineStart: '0.2em'}}>
+    <path d="M14 4h6v6M20 4l-9 9M18 14v6H4V6h6" />
+  </svg>
+);
+export const StopIcon = () => (
+  <Svg size={16}><rect x="6" y="6" width="12" height="12" rx="1" /></Svg>
+);

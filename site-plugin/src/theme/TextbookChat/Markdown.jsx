@@ -1,105 +1,95 @@
 /** Renders the safe Markdown tree as React elements: text is always text, links only where safeHref allows. */
 import React from 'react';
 import {parseMarkdown} from '../../client/markdown.mjs';
-import {CopyIcon} from './Icons';
+import Code from './Code';
+import {ExternalIcon} from './Icons';
 import styles from './styles.module.css';
 
-/** Put text on the clipboard; the Clipboard API needs a secure context, else a hidden textarea. */
-async function copyText(text) {
-  if (window.navigator.clipboard && window.isSecureContext) {
-    await window.navigator.clipboard.writeText(text);
-    return;
+/**
+ * A link from the book's own text, shown as the book shows it: a page of the site opens in the
+ * app, another site in a new tab, marked. It never looks like one of the answer's citations.
+ */
+function BookLink({href, resolve, onNavigate, labels, children}) {
+  const target = resolve(href);
+  if (!target) return <>{children}</>;
+  if (!target.internal) {
+    return (
+      <a className={styles.bookLink} href={target.href} target="_blank" rel="noopener noreferrer nofollow">
+        {children}
+        <ExternalIcon />
+        <span className={styles.srOnly}>{labels.newTab}</span>
+      </a>
+    );
   }
-  const area = document.createElement('textarea');
-  area.value = text;
-  area.setAttribute('readonly', '');
-  area.style.position = 'fixed';
-  area.style.opacity = '0';
-  document.body.appendChild(area);
-  area.select();
-  try {
-    document.execCommand('copy');
-  } finally {
-    area.remove();
-  }
-}
-
-function CodeBlock({value, lang, labels}) {
-  const [copied, setCopied] = React.useState(false);
-  React.useEffect(() => {
-    if (!copied) return undefined;
-    const timer = window.setTimeout(() => setCopied(false), 2000);
-    return () => window.clearTimeout(timer);
-  }, [copied]);
   return (
-    <div className={styles.codeBlock}>
-      <pre data-language={lang || undefined}>
-        <code>{value}</code>
-      </pre>
-      <button
-        type="button"
-        className={`${styles.iconButton} ${styles.copy}`}
-        aria-label={copied ? labels.copied : labels.copyCode}
-        title={labels.copyCode}
-        onClick={() => copyText(value).then(() => setCopied(true), () => setCopied(false))}>
-        <CopyIcon />
-        <span>{copied ? labels.copied : labels.copyCode}</span>
-      </button>
-    </div>
+    <a className={styles.bookLink} href={target.to} onClick={(event) => onNavigate(event, target)}>
+      {children}
+    </a>
   );
 }
 
-function Inline({nodes, renderCitation, onLink}) {
+function Inline({nodes, ctx}) {
+  const inner = (children) => <Inline nodes={children} ctx={ctx} />;
   return nodes.map((node, i) => {
     switch (node.type) {
       case 'text':
         return <React.Fragment key={i}>{node.value}</React.Fragment>;
       case 'strong':
-        return <strong key={i}><Inline nodes={node.children} renderCitation={renderCitation} onLink={onLink} /></strong>;
+        return <strong key={i}>{inner(node.children)}</strong>;
       case 'emphasis':
-        return <em key={i}><Inline nodes={node.children} renderCitation={renderCitation} onLink={onLink} /></em>;
+        return <em key={i}>{inner(node.children)}</em>;
+      case 'sub':
+        return <sub key={i}>{inner(node.children)}</sub>;
+      case 'sup':
+        return <sup key={i}>{inner(node.children)}</sup>;
       case 'inlineCode':
         return <code key={i}>{node.value}</code>;
+      case 'kbd':
+        return <kbd key={i}>{node.value}</kbd>;
+      case 'break':
+        return <br key={i} />;
       case 'link':
         return (
-          <a key={i} href={node.href} onClick={(event) => onLink(event, node.href)} rel="noopener noreferrer nofollow">
-            <Inline nodes={node.children} renderCitation={renderCitation} onLink={onLink} />
-          </a>
+          <BookLink key={i} href={node.href} resolve={ctx.resolve} onNavigate={ctx.onNavigate} labels={ctx.labels}>
+            {inner(node.children)}
+          </BookLink>
         );
       case 'citation':
-        return <React.Fragment key={i}>{renderCitation(node.n)}</React.Fragment>;
+        return <React.Fragment key={i}>{ctx.renderCitation(node.n)}</React.Fragment>;
       default:
         return null;
     }
   });
 }
 
-export default function Markdown({text, citations, renderCitation, onLink, labels}) {
+export default function Markdown({text, citations, renderCitation, resolve, onNavigate, labels}) {
   const blocks = React.useMemo(() => parseMarkdown(text, {citations}), [text, citations]);
-  const inline = (nodes) => <Inline nodes={nodes} renderCitation={renderCitation} onLink={onLink} />;
+  const ctx = {renderCitation, resolve, onNavigate, labels};
+  const inline = (nodes) => <Inline nodes={nodes} ctx={ctx} />;
+  // dir="auto" on every block: a line in another script than the page's keeps its own direction.
   return (
     <div className={styles.markdown}>
       {blocks.map((block, i) => {
         switch (block.type) {
           case 'paragraph':
-            return <p key={i}>{inline(block.children)}</p>;
+            return <p key={i} dir="auto">{inline(block.children)}</p>;
           case 'heading':
             // Not an <hN>: the page's own outline and anchors stay the article's.
-            return <p key={i} className={styles.answerHeading}><strong>{inline(block.children)}</strong></p>;
+            return <p key={i} dir="auto" className={styles.answerHeading}><strong>{inline(block.children)}</strong></p>;
           case 'list': {
-            const items = block.items.map((item, j) => <li key={j}>{inline(item)}</li>);
+            const items = block.items.map((item, j) => <li key={j} dir="auto">{inline(item)}</li>);
             return block.ordered ? <ol key={i} start={block.start}>{items}</ol> : <ul key={i}>{items}</ul>;
           }
           case 'code':
-            return <CodeBlock key={i} value={block.value} lang={block.lang} labels={labels} />;
+            return <Code key={i} value={block.value} lang={block.lang} labels={labels} />;
           case 'table':
             return (
-              <div key={i} className={styles.tableWrap}>
+              <div key={i} className={styles.tableWrap} role="region" aria-label={labels.table} tabIndex={0}>
                 <table>
                   <thead>
                     <tr>
                       {block.header.map((cell, j) => (
-                        <th key={j} style={block.align[j] ? {textAlign: block.align[j]} : undefined}>{inline(cell)}</th>
+                        <th key={j} dir="auto" style={block.align[j] ? {textAlign: block.align[j]} : undefined}>{inline(cell)}</th>
                       ))}
                     </tr>
                   </thead>
@@ -107,7 +97,7 @@ export default function Markdown({text, citations, renderCitation, onLink, label
                     {block.rows.map((row, r) => (
                       <tr key={r}>
                         {row.map((cell, j) => (
-                          <td key={j} style={block.align[j] ? {textAlign: block.align[j]} : undefined}>{inline(cell)}</td>
+                          <td key={j} dir="auto" style={block.align[j] ? {textAlign: block.align[j]} : undefined}>{inline(cell)}</td>
                         ))}
                       </tr>
                     ))}
@@ -116,7 +106,9 @@ export default function Markdown({text, citations, renderCitation, onLink, label
               </div>
             );
           case 'quote':
-            return <blockquote key={i}>{inline(block.children)}</blockquote>;
+            return <blockquote key={i} dir="auto">{inline(block.children)}</blockquote>;
+          case 'rule':
+            return <hr key={i} />;
           default:
             return null;
         }

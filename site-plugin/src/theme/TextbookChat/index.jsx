@@ -5,12 +5,12 @@ import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
-import {localizedCitationTarget} from '../../client/locale.mjs';
+import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
-import Answer, {TargetLink} from './Answer';
-import {ChatIcon, CloseIcon, NarrowIcon, WidenIcon} from './Icons';
+import Answer, {TargetLink, Untranslated} from './Answer';
+import {ChatIcon, CloseIcon, NarrowIcon, StopIcon, WidenIcon} from './Icons';
 import SelectionPopover from './SelectionPopover';
 import styles from './styles.module.css';
 
@@ -41,6 +41,11 @@ export default function TextbookChat() {
   const location = useLocation();
   const {labels, apiUrl, requestTimeoutMs} = config;
   const pageLabels = config.pageLabels || {};
+  // How a section only the default language has is marked: that language's name, in the reader's.
+  const untranslatedMark = React.useMemo(
+    () => (i18n && i18n.currentLocale !== i18n.defaultLocale ? fill(labels.untranslated, {language: languageName(i18n.defaultLocale, i18n.currentLocale)}) : ''),
+    [i18n, labels.untranslated],
+  );
   const examples = React.useMemo(
     () => config.exampleQuestions ?? (config.exampleTopics || []).map((topic) => fill(labels.exampleQuestion, {topic})),
     [config.exampleQuestions, config.exampleTopics, labels.exampleQuestion],
@@ -55,6 +60,9 @@ export default function TextbookChat() {
   const [selection, setSelection] = useState(null);
   const [wide, setWide] = useState(false);
   const [found, setFound] = useState(null);
+  const stopper = useRef(null);
+  // The answer whose start the log has shown (a new one is scrolled to, not past).
+  const shown = useRef(null);
   const askSeq = useRef(0);
   const [keys, setKeys] = useState('Ctrl+/');
   const guard = useRef(createInFlightGuard()).current;
@@ -97,8 +105,22 @@ export default function TextbookChat() {
   useEffect(() => {
     if (open) inputRef.current?.focus();
   }, [open, selection]);
+  // A new answer opens at its start (with its question above it when both fit); while waiting,
+  // the question and the spinner at the bottom are in view.
   useEffect(() => {
-    if (logRef.current) logRef.current.scrollTop = logRef.current.scrollHeight;
+    const log = logRef.current;
+    if (!log) return;
+    const last = messages[messages.length - 1];
+    const answer = !pending && last?.role === 'assistant' ? log.querySelector(`[data-message="${last.id}"]`) : null;
+    if (!answer) {
+      log.scrollTop = log.scrollHeight;
+      return;
+    }
+    if (shown.current === last.id && !error) return;
+    shown.current = last.id;
+    const question = answer.previousElementSibling;
+    const fits = question && question.offsetHeight < log.clientHeight / 3;
+    log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8);
   }, [messages, pending, error, open]);
 
   const close = useCallback(() => {
@@ -158,19 +180,32 @@ export default function TextbookChat() {
     // A ref, not state: a second click in the same frame must see the first one.
     if (!guard.begin('ask')) return;
     const question = typed || labels.explainSelection;
+    const asking = selection;
+    const shownQuestion = {id: newId(), role: 'user', content: question, ...(asking ? {selection: excerpt(asking.text)} : {})};
+    const path = asking ? 'selection' : 'chat';
+    const body = asking
+      ? {question, selected_text: asking.text, page_url: asking.pageUrl, ...(asking.anchor ? {anchor: asking.anchor} : {}), ...(asking.heading ? {heading: asking.heading} : {})}
+      : {question, history: historyForRequest(messages), page_url: window.location.pathname};
+    // The question shows at once; it leaves the box, and comes back if the answer fails or is stopped.
+    setMessages((previous) => [...previous, shownQuestion]);
+    setInput('');
+    setSelection(null);
     setPending(true);
     setError(null);
     const seq = (askSeq.current += 1);
+    const controller = new AbortController();
+    stopper.current = controller;
     let sourcesTimer = null;
+    const giveBack = () => {
+      setMessages((previous) => previous.filter((m) => m.id !== shownQuestion.id));
+      setInput(typed);
+      setSelection(asking);
+    };
     try {
-      const path = selection ? 'selection' : 'chat';
-      const body = selection
-        ? {question, selected_text: selection.text, page_url: selection.pageUrl, ...(selection.anchor ? {anchor: selection.anchor} : {}), ...(selection.heading ? {heading: selection.heading} : {})}
-        : {question, history: historyForRequest(messages), page_url: window.location.pathname};
-      if (!selection) {
+      if (!asking) {
         // Lambda buffers the answer: while a model writes it, show the sections it will draw on.
         sourcesTimer = window.setTimeout(() => {
-          postJson(fetch, endpoint(apiUrl, 'sources'), body, {timeoutMs: requestTimeoutMs, labels})
+          postJson(fetch, endpoint(apiUrl, 'sources'), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal})
             .then((data) => {
               const sources = Array.isArray(data.sources) ? data.sources.filter((s) => s && s.url) : [];
               setFound({seq, sources});
@@ -178,10 +213,11 @@ export default function TextbookChat() {
             .catch(() => {}); // only a preview: an API without /sources just shows the spinner
         }, SOURCES_AFTER_MS);
       }
-      const answer = normaliseAnswer(await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels}));
+      const answer = normaliseAnswer(
+        await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal}),
+      );
       setMessages((previous) => [
         ...previous,
-        {id: newId(), role: 'user', content: question, ...(selection ? {selection: excerpt(selection.text)} : {})},
         {
           id: newId(),
           role: 'assistant',
@@ -193,17 +229,25 @@ export default function TextbookChat() {
           requestId: answer.requestId,
         },
       ]);
-      setInput('');
-      setSelection(null);
     } catch (failure) {
-      // The question stays in the box so the reader can send it again.
-      if (typeof asked === 'string') setInput(asked);
-      setError(failure instanceof ApiError ? failure.message : labels.errorUnknown);
+      // The question goes back in the box so the reader can send it again.
+      giveBack();
+      if (!(failure instanceof ApiError && failure.kind === 'aborted')) {
+        setError(failure instanceof ApiError ? failure.message : labels.errorUnknown);
+      }
     } finally {
       window.clearTimeout(sourcesTimer);
+      stopper.current = null;
       guard.end('ask');
       setPending(false);
     }
+  };
+
+  const stop = (event) => {
+    // The send button takes this one's place as the answer ends: the click must not submit.
+    event?.preventDefault();
+    stopper.current?.abort();
+    inputRef.current?.focus();
   };
 
   const patch = (id, change) => setMessages((previous) => previous.map((m) => (m.id === id ? {...m, ...change} : m)));
@@ -218,6 +262,19 @@ export default function TextbookChat() {
       patch(message.id, {rating_pending: false, ratingError: failure instanceof ApiError ? failure.message : labels.feedbackError});
     } finally {
       guard.end(`rate:${message.id}`);
+    }
+  };
+
+  const comment = async (message, text) => {
+    if (!guard.begin(`comment:${message.id}`)) return;
+    patch(message.id, {comment_pending: true, ratingError: null});
+    try {
+      await postJson(fetch, endpoint(apiUrl, 'feedback'), {request_id: message.requestId, rating: message.rating, comment: text}, {timeoutMs: requestTimeoutMs, labels});
+      patch(message.id, {commented: true, comment_pending: false});
+    } catch (failure) {
+      patch(message.id, {comment_pending: false, ratingError: failure instanceof ApiError ? failure.message : labels.feedbackError});
+    } finally {
+      guard.end(`comment:${message.id}`);
     }
   };
 
@@ -299,12 +356,22 @@ export default function TextbookChat() {
             )}
             {messages.map((message) =>
               message.role === 'user' ? (
-                <div key={message.id} className={styles.question}>
-                  {message.selection && <blockquote className={styles.quoted}>{message.selection}</blockquote>}
-                  <p>{message.content}</p>
+                <div key={message.id} className={styles.question} data-message={message.id}>
+                  {message.selection && <blockquote className={styles.quoted} dir="auto">{message.selection}</blockquote>}
+                  <p dir="auto">{message.content}</p>
                 </div>
               ) : (
-                <Answer key={message.id} message={message} labels={labels} pageLabels={pageLabels} resolve={resolve} onNavigate={onNavigate} onRate={rate} />
+                <Answer
+                  key={message.id}
+                  message={message}
+                  labels={labels}
+                  pageLabels={pageLabels}
+                  untranslatedMark={untranslatedMark}
+                  resolve={resolve}
+                  onNavigate={onNavigate}
+                  onRate={rate}
+                  onComment={comment}
+                />
               ),
             )}
             {pending && (
@@ -319,8 +386,9 @@ export default function TextbookChat() {
                   {found.sources.map((source) => (
                     <li key={source.url}>
                       <TargetLink url={source.url} resolve={resolve} onNavigate={onNavigate}>
-                        {topicLabel(source, pageLabels)}
+                        <bdi>{topicLabel(source, pageLabels)}</bdi>
                       </TargetLink>
+                      <Untranslated item={source} mark={untranslatedMark} labels={labels} />
                     </li>
                   ))}
                 </ul>
@@ -340,7 +408,7 @@ export default function TextbookChat() {
             }}>
             {selection && (
               <div className={styles.selectionBox}>
-                <blockquote className={styles.quoted} aria-label={labels.selectedText}>{excerpt(selection.text)}</blockquote>
+                <blockquote className={styles.quoted} aria-label={labels.selectedText} dir="auto">{excerpt(selection.text)}</blockquote>
                 <button type="button" className={styles.iconButton} aria-label={labels.clearSelection} title={labels.clearSelection} onClick={() => setSelection(null)}>
                   <CloseIcon />
                 </button>
@@ -354,6 +422,7 @@ export default function TextbookChat() {
               ref={inputRef}
               className={styles.input}
               rows={2}
+              dir="auto"
               value={input}
               readOnly={pending}
               placeholder={selection ? labels.selectionPlaceholder : labels.placeholder}
@@ -365,9 +434,16 @@ export default function TextbookChat() {
                 }
               }}
             />
-            <button type="submit" className={`button button--primary ${styles.send}`} disabled={pending} aria-busy={pending}>
-              {labels.send}
-            </button>
+            {pending ? (
+              <button key="stop" type="button" className={`button button--secondary ${styles.send}`} onClick={stop} data-stop="">
+                <StopIcon /> {labels.stop}
+              </button>
+            ) : (
+              <button key="send" type="submit" className={`button button--primary ${styles.send}`}>
+                {labels.send}
+              </button>
+            )}
+            <p className={styles.shortcutHint} aria-hidden="true">{fill(labels.shortcut, {keys})}</p>
           </form>
         </section>
       )}

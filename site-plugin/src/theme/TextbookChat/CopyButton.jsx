@@ -1,0 +1,45 @@
+/** A button that puts text on the clipboard and says so for a moment. */
+import React from 'react';
+import {CopyIcon} from './Icons';
+import styles from './styles.module.css';
+
+/** Put text on the clipboard; the Clipboard API needs a secure context, else a hidden textarea. */
+export async function copyText(text) {
+  if (window.navigator.clipboard && window.isSecureContext) {
+    await window.navigator.clipboard.writeText(text);
+    return;
+  }
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.style.position = 'fixed';
+  area.style.opacity = '0';
+  document.body.appendChild(area);
+  area.select();
+  try {
+    document.execCommand('copy');
+  } finally {
+    area.remove();
+  }
+}
+
+/** `text` is a string or a function giving it (built only when the reader copies). */
+export default function CopyButton({text, label, copiedLabel, className = ''}) {
+  const [copied, setCopied] = React.useState(false);
+  React.useEffect(() => {
+    if (!copied) return undefined;
+    const timer = window.setTimeout(() => setCopied(false), 2000);
+    return () => window.clearTimeout(timer);
+  }, [copied]);
+  return (
+    <button
+      type="button"
+      className={`${styles.iconButton} ${className}`}
+      aria-label={copied ? copiedLabel : label}
+      title={label}
+      onClick={() => copyText(typeof text === 'function' ? text() : text).then(() => setCopied(true), () => setCopied(false))}>
+      <CopyIcon />
+      <span>{copied ? copiedLabel : label}</span>
+    </button>
+  );
+}
