@@ -22,10 +22,16 @@ from indexer.report import print_summary
 from indexer.site_config import find_config
 from indexer.watch import LockedStore, Watcher
 from textbook_chat_cli.events import api_gateway_event
-from textbook_chat_cli.options import add_site_options, index_job, port
+from textbook_chat_cli.options import (
+    add_rate_limit_option,
+    add_site_options,
+    index_job,
+    local_env,
+    port,
+    say_rate_limits,
+)
 
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
-RATE_LIMITS = ("RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_PER_DAY")
 SERVE_EXAMPLES = """examples:
   textbook-chat serve                                 the API on http://127.0.0.1:8787
   textbook-chat serve --watch website/docs            ... re-indexing every page you save
@@ -301,7 +307,7 @@ def cmd_serve(args) -> int:
     settings = Settings.from_env(os.environ)
     say_stderr(using_index(settings))
     store = LockedStore(QdrantStore.open(settings))
-    deps = Deps.from_env(serve_env(args.rate_limit), search=store)
+    deps = Deps.from_env(local_env(args.rate_limit), search=store)
     stack = contextlib.ExitStack()
     stack.enter_context(local_index.record_server(settings, docs))  # `index` names this serve
 
@@ -390,28 +396,6 @@ def hint_missing_index() -> None:
         print(f"{hint}; or serve with `--watch DOCS_DIR`.", file=sys.stderr)
 
 
-def serve_env(rate_limit: bool) -> dict[str, str]:
-    """The settings a local `serve` runs with: the published API's per-reader limits (10 a
-    minute, 200 a day) would cut off an author who chats all day with `serve --watch`, so they
-    apply only when asked: `--rate-limit`, or RATE_LIMIT_PER_MINUTE / _PER_DAY set."""
-    env = dict(os.environ)
-    if not rate_limit and not any(name in env for name in RATE_LIMITS):
-        env.update(dict.fromkeys(RATE_LIMITS, "0"))  # 0: that limit is off
-    return env
-
-
-def say_rate_limits(settings: Settings) -> None:
-    minute, day = settings.rate_limit_per_minute, settings.rate_limit_per_day
-    if minute <= 0 and day <= 0:
-        say_stderr("textbook-chat serve: no per-reader rate limits (a local serve); "
-                   "--rate-limit applies the published API's (10 a minute, 200 a day).")
-        return
-    shown = [f"{minute} a minute" if minute > 0 else "none a minute",
-             f"{day} a day" if day > 0 else "none a day"]
-    say_stderr(f"textbook-chat serve: rate limits per reader: {', '.join(shown)} "
-               "(RATE_LIMIT_PER_MINUTE, RATE_LIMIT_PER_DAY).")
-
-
 def serve(args, deps=None) -> int:
     """The API on args.host:args.port; deps: given by `--watch`, which shares its open index."""
     import uvicorn
@@ -419,9 +403,9 @@ def serve(args, deps=None) -> int:
     from functions.api.app import create_app
     from functions.api.deps import Deps
 
-    deps = deps or Deps.from_env(serve_env(args.rate_limit))
+    deps = deps or Deps.from_env(local_env(args.rate_limit))
     if deps.config_error is None:
-        say_rate_limits(deps.settings)
+        say_rate_limits(deps.settings, "serve")
     origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS
     app = create_app(deps, "all", cors_origins=origins or [],
                      cors_origin_regex=None if origins else LOCAL_ORIGINS)
@@ -453,12 +437,7 @@ def add_parsers(sub) -> None:
                    help="behind a reverse proxy at these addresses (default 127.0.0.1,::1): take "
                         "the reader's IP from its X-Forwarded-For. Without it the header is "
                         "ignored (env TEXTBOOK_CHAT_TRUST_PROXY)")
-    p.add_argument("--rate-limit", action="store_true",
-                   default=bool(os.environ.get("TEXTBOOK_CHAT_RATE_LIMIT")),
-                   help="apply the published API's per-reader limits, RATE_LIMIT_PER_MINUTE and "
-                        "RATE_LIMIT_PER_DAY (10 and 200 unless set; setting either also applies "
-                        "them). Without it a local serve limits no one (env "
-                        "TEXTBOOK_CHAT_RATE_LIMIT=1)")
+    add_rate_limit_option(p, "serve")
     p.add_argument("--watch", type=Path, metavar="DOCS_DIR",
                    default=os.environ.get("TEXTBOOK_CHAT_WATCH"),
                    help="index DOCS_DIR at start and re-index each change while serving "

@@ -17,6 +17,7 @@ from functions.errors import ConfigError
 from functions.settings import Settings
 from indexer import local_index
 from indexer.job import say_stderr, using_index
+from textbook_chat_cli.options import add_rate_limit_option, local_env, say_rate_limits
 
 MCP_EXAMPLES = """examples:
   textbook-chat mcp                                   the index in ./.textbook-chat/qdrant
@@ -78,10 +79,12 @@ def cmd_mcp(args) -> int:
     with contextlib.ExitStack() as stack:
         # while `serve` or `index` holds the local index, a read-only copy of it
         readable = stack.enter_context(local_index.readable(settings)) if settings else None
-        env = dict(os.environ)
+        env = local_env(args.rate_limit)  # the published limits only when asked, as `serve`
         if readable is not None and readable is not settings:
             env["QDRANT_PATH"] = readable.qdrant_path
         deps = Deps.from_env(env)
+        if deps.config_error is None:
+            say_rate_limits(deps.settings, "mcp")
         print("textbook-chat mcp: answering MCP messages on stdin (tools: search_book, "
               "ask_book)", file=sys.stderr)
         return serve_stdio(deps, sys.stdin.buffer, sys.stdout)
@@ -92,4 +95,5 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("mcp", help="serve the book to AI assistants (MCP over stdio)",
                        epilog=MCP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_rate_limit_option(p, "mcp")
     p.set_defaults(func=cmd_mcp)

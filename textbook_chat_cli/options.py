@@ -1,5 +1,6 @@
 """Options several commands share, each turned into typed settings once: the site's Docusaurus
-settings and the chunking limits (into an `indexer.job.IndexJob`), a port number and a count."""
+settings and the chunking limits (into an `indexer.job.IndexJob`), a port number, a count, and
+whether a local `serve` or `mcp` applies the published API's rate limits."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from functions.errors import ConfigError
-from indexer.job import IndexJob, SiteOverrides, resolve_job
+from functions.settings import Settings
+from indexer.job import IndexJob, SiteOverrides, resolve_job, say_stderr
 from indexer.model import ChunkOptions, OptionError
 
 DEFAULT_CHUNKING = ChunkOptions()
 CHUNK_FLAGS = {"split_levels": "--split-levels", "max_tokens": "--max-tokens",
                "min_tokens": "--min-tokens", "overlap_tokens": "--overlap"}
 TRAILING_SLASH = {"true": True, "false": False, "unset": None}
+RATE_LIMITS = ("RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_PER_DAY")
 
 
 def _levels(text: str) -> tuple[int, ...]:
@@ -101,3 +104,37 @@ def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None
         markdown_format=args.markdown_format or None)
     return resolve_job(docs_dir or args.docs_dir, args.site_dir, args.manifest, overrides,
                        chunk_options(args), say)
+
+
+def add_rate_limit_option(p: argparse.ArgumentParser, command: str) -> None:
+    """`--rate-limit` (env TEXTBOOK_CHAT_RATE_LIMIT): the one switch of `serve` and `mcp`."""
+    p.add_argument("--rate-limit", action="store_true",
+                   default=bool(os.environ.get("TEXTBOOK_CHAT_RATE_LIMIT")),
+                   help="apply the published API's per-reader limits, RATE_LIMIT_PER_MINUTE and "
+                        "RATE_LIMIT_PER_DAY (10 and 200 unless set; setting either also applies "
+                        f"them). Without it a local {command} limits no one (env "
+                        "TEXTBOOK_CHAT_RATE_LIMIT=1)")
+
+
+def local_env(rate_limit: bool) -> dict[str, str]:
+    """The settings a local `serve` or `mcp` runs with: the published API's per-reader limits
+    (10 a minute, 200 a day) would cut off an author who chats all day with `serve --watch` or
+    an assistant, so they apply only when asked: `--rate-limit`, or RATE_LIMIT_PER_MINUTE /
+    _PER_DAY set."""
+    env = dict(os.environ)
+    if not rate_limit and not any(name in env for name in RATE_LIMITS):
+        env.update(dict.fromkeys(RATE_LIMITS, "0"))  # 0: that limit is off
+    return env
+
+
+def say_rate_limits(settings: Settings, command: str) -> None:
+    """Which limits a local `serve` or `mcp` applies, on stderr at start."""
+    minute, day = settings.rate_limit_per_minute, settings.rate_limit_per_day
+    if minute <= 0 and day <= 0:
+        say_stderr(f"textbook-chat {command}: no per-reader rate limits (a local {command}); "
+                   "--rate-limit applies the published API's (10 a minute, 200 a day).")
+        return
+    shown = [f"{minute} a minute" if minute > 0 else "none a minute",
+             f"{day} a day" if day > 0 else "none a day"]
+    say_stderr(f"textbook-chat {command}: rate limits per reader: {', '.join(shown)} "
+               "(RATE_LIMIT_PER_MINUTE, RATE_LIMIT_PER_DAY).")

@@ -1,7 +1,7 @@
-"""A local `serve` limits no one unless asked (`--rate-limit`, or RATE_LIMIT_PER_* set): an
-author chatting all day with `serve --watch` is never cut off; the Lambda handlers keep the
-published limits (10 a minute, 200 a day per reader). A real `serve` subprocess and the real
-chat handler module in a fresh process, fed API Gateway v2 events."""
+"""A local `serve` or `mcp` limits no one unless asked (`--rate-limit`, or RATE_LIMIT_PER_* set):
+an author chatting all day with `serve --watch` or an assistant is never cut off; the Lambda
+handlers keep the published limits (10 a minute, 200 a day per reader). A real `serve` and `mcp`
+subprocess, and the real chat handler module in a fresh process, fed API Gateway v2 events."""
 
 from __future__ import annotations
 
@@ -61,6 +61,34 @@ def test_local_serve_limits_no_one_unless_asked(tmp_path, env):
     assert "rate limits per reader: 10 a minute, 200 a day" in err
     statuses, err = _statuses(tmp_path, {**env, "RATE_LIMIT_PER_MINUTE": "3"}, requests=4)
     assert statuses == [422] * 3 + [429]  # a limit set by its variable is a limit asked for
+
+
+def _mcp_outcomes(tmp_path: Path, env: dict, *flags: str, calls: int = 12) -> tuple[list, str]:
+    """`mcp` with flags: what each of `calls` ask_book calls got (its error's code: counted, then
+    refused as an empty question unless over the limit), and its stderr."""
+    call = {"jsonrpc": "2.0", "method": "tools/call",
+            "params": {"name": "ask_book", "arguments": {"question": ""}}}
+    stdin = "".join(json.dumps({**call, "id": n}) + "\n" for n in range(calls))
+    done = subprocess.run([sys.executable, "-m", "textbook_chat_cli", "mcp", *flags],
+                          input=stdin, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == list(range(calls))
+    return [r["error"]["data"]["code"] for r in replies], done.stderr
+
+
+def test_local_mcp_limits_no_one_unless_asked(tmp_path, env):
+    outcomes, err = _mcp_outcomes(tmp_path, env)
+    assert outcomes == ["empty_field"] * 12  # past the published 10 a minute, still answered
+    assert "textbook-chat mcp: no per-reader rate limits (a local mcp); --rate-limit" in err
+    outcomes, err = _mcp_outcomes(tmp_path, env, "--rate-limit")
+    assert outcomes == ["empty_field"] * 10 + ["rate_limited"] * 2
+    assert "textbook-chat mcp: rate limits per reader: 10 a minute, 200 a day" in err
+    outcomes, _ = _mcp_outcomes(tmp_path, {**env, "TEXTBOOK_CHAT_RATE_LIMIT": "1"})
+    assert outcomes == ["empty_field"] * 10 + ["rate_limited"] * 2  # the switch's variable
+    outcomes, _ = _mcp_outcomes(tmp_path, {**env, "RATE_LIMIT_PER_MINUTE": "3"}, calls=4)
+    assert outcomes == ["empty_field"] * 3 + ["rate_limited"]
 
 
 LAMBDA = """
