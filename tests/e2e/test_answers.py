@@ -222,3 +222,21 @@ def test_mixed_direction_text_keeps_its_own_direction(site_server, page, stub):
     directions = page.eval_on_selector_all(f"{PANEL} [class*='markdown'] p",
                                            "els => els.map(e => getComputedStyle(e).direction)")
     assert directions[-2:] == ["rtl", "ltr"], directions
+
+
+def test_the_conversation_survives_navigation_and_can_be_cleared(built_site, site_server, page, stub):
+    target = _pid_target(built_site)
+    stub(_stub_answer(target))
+    _goto(page, site_server + "docs/")
+    _ask(page, "What is derivative kick?")
+    page.locator(f"{PANEL} a[data-source='1']").click()  # another page, in the app
+    page.wait_for_function("t => location.pathname + location.hash === t", arg=target)
+    if page.locator(PANEL).count() == 0:
+        page.click(TOGGLE)
+    assert page.locator(f"{PANEL} [data-message]").count() == 2
+    _goto(page, site_server + "docs/")  # a full page load: sessionStorage keeps it
+    page.click(TOGGLE)
+    page.locator(f"{PANEL} [data-message]").nth(1).wait_for()
+    page.locator(PANEL).get_by_role("button", name="New conversation").click()
+    assert page.locator(f"{PANEL} [data-message]").count() == 0
+    assert page.evaluate("sessionStorage.getItem('textbook-chat:conversation:v1')") is None
