@@ -172,3 +172,39 @@ def test_the_reader_scrolling_lets_go(built_site, site_server, late_page, stub):
     page.wait_for_timeout(SETTLE_MS)
     # The late content above keeps pushing the heading down: nothing pins it any more.
     assert page.evaluate(HEADING_TOP, anchor) > 400
+
+
+def test_real_answers_citations_land_and_stay(site_server, late_page, real_api):
+    """Questions of the sample's question set through the real API (offline answers): every
+    citation with an #anchor, followed from the page the question was asked on."""
+    import json
+
+    from tests.e2e.site_build import SAMPLE
+
+    page = late_page
+    questions = [json.loads(line)["question"] for line in (SAMPLE / "questions.jsonl").read_text().splitlines()[:6]]
+    tops = {}
+    for question in questions:
+        _goto(page, site_server + "docs/")
+        if page.locator(PANEL).count() == 0:
+            page.click(TOGGLE)
+        answers = page.locator(f"{PANEL} [data-message]:has(a[data-source])")
+        before = answers.count()
+        page.fill("#textbook-chat-input", question)
+        page.keyboard.press("Enter")
+        answers.nth(before).wait_for(timeout=60_000)
+        hrefs = answers.nth(before).locator("a[data-source][href*='#']").evaluate_all(
+            "els => els.map(e => e.getAttribute('href'))")
+        for n, href in enumerate(hrefs):
+            if n:
+                _goto(page, site_server + "docs/")
+                page.click(TOGGLE)
+            anchor = href.split("#", 1)[1]
+            page.locator(f"{PANEL} [data-message]:has(a[data-source])").nth(before) \
+                .locator(f"a[data-source][href='{href}']").click()
+            page.wait_for_function("h => location.pathname + location.hash === h", arg=href)
+            page.wait_for_timeout(SETTLE_MS)
+            tops[href] = page.evaluate(PLACED, anchor)
+    print(f"\n[e2e] real answers: heading top 5 s after each citation click (px): {tops}")
+    assert len(tops) >= 4, tops
+    assert all(TOP_RANGE[0] <= top <= TOP_RANGE[1] for top in tops.values()), tops
