@@ -21,6 +21,22 @@ if [ -x .venv/bin/textbook-chat ]; then
     exit 0
   fi
 fi
+# The Python found must be one pyproject.toml's requires-python allows: say so plainly here
+# rather than let pip fail on a pinned package with "No matching distribution found".
+need="$(sed -n 's/^requires-python = ">=\([0-9.]*\)".*/\1/p' pyproject.toml)"
+py="$PY"
+[ -x .venv/bin/python ] && py=.venv/bin/python
+found="$("$py" -c 'import platform; print(platform.python_version())' 2>/dev/null || true)"
+if [ -n "$need" ] && [ -z "$found" ]; then
+  echo "scripts/setup.sh: no Python at '$py'; install Python $need or newer, or name one with PYTHON=python3.12 scripts/setup.sh" >&2
+  exit 1
+fi
+if [ -n "$need" ] && ! "$py" -c "import sys; sys.exit(sys.version_info[:2] < tuple(map(int, '$need'.split('.'))))"; then
+  fix="install Python $need or newer and run PYTHON=python$need scripts/setup.sh"
+  [ "$py" = .venv/bin/python ] && fix="remove .venv (made with it) and run PYTHON=python$need scripts/setup.sh"
+  echo "scripts/setup.sh: textbook-chat needs Python $need or newer (pyproject.toml requires-python); '$py' is Python $found: $fix" >&2
+  exit 1
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
