@@ -104,3 +104,26 @@ def test_any_visible_text_can_be_asked_about(built_site, site_server, page, stub
     assert "def " in sent["jsx"]["selected_text"] or "class " in sent["jsx"]["selected_text"]
     page.screenshot(path=str(artifacts / "selection-jsx-answer.png"))
     print("\n[e2e] selections sent:", {k: v["selected_text"][:40] for k, v in sent.items()})
+
+
+def test_a_drag_past_the_end_of_a_code_block_under_the_open_panel(built_site, site_server, page, stub, api_proxy):
+    stub(ANSWER)
+    ros = _doc(built_site, "ros2-basics")
+    _goto(page, site_server + ros["permalink"][len(BASE_URL):])
+    page.click("button[aria-controls='textbook-chat-panel']")
+    panel = page.locator(PANEL).bounding_box()
+    shell = page.locator("article .markdown pre code", has_text="not a heading").first
+    shell.scroll_into_view_if_needed()
+    box = shell.locator("xpath=..").bounding_box()  # the <pre> (its <code> is wider: it scrolls)
+    first, _ = shell.evaluate(TEXT_ENDS)
+    end = (box["x"] + box["width"] - 8, box["y"] + box["height"] - 8)  # the block's blank corner
+    assert end[0] > panel["x"] and panel["y"] < end[1] < panel["y"] + panel["height"], "the drag must end over the panel"
+    page.evaluate("getSelection().removeAllRanges()")
+    page.mouse.move(first["x"] + 1, first["y"] + first["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(*end, steps=10)
+    page.mouse.up()
+    _, sent = _ask(page, api_proxy)
+    assert sent["selected_text"].startswith("# not a heading")
+    assert "Ask this textbook" not in sent["selected_text"]  # nothing of the panel
+    assert sent["selected_text"].rstrip().endswith(shell.inner_text().rstrip()[-20:])
