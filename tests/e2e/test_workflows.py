@@ -72,6 +72,19 @@ def test_reindex_is_reusable_and_keeps_secrets_out_of_installs():
             assert step.get("run", "").startswith(("textbook-chat ", "if [ -n")), step.get("name")
 
 
+def test_every_workflow_runs_its_actions_on_a_maintained_node():
+    """The pinned actions' releases name Node 20 (end of life April 2026): every workflow that
+    runs steps has the runner run them on Node 24 (the runner's own opt-in)."""
+    yaml = pytest.importorskip("yaml")
+
+    for path in WORKFLOWS:
+        data = yaml.safe_load(path.read_text())
+        if not any("steps" in job for job in (data.get("jobs") or {}).values()):
+            continue  # only calls a reusable workflow, whose own env says so
+        env = data.get("env") or {}
+        assert str(env.get("FORCE_JAVASCRIPT_ACTIONS_TO_NODE24")).lower() == "true", path.name
+
+
 def test_every_action_is_pinned_to_a_commit():
     for path in WORKFLOWS:
         for line in path.read_text().splitlines():
