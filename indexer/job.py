@@ -181,9 +181,9 @@ def shown(path: Path) -> Path:
 
 def using_index(settings: Settings) -> str:
     """The line every command that reads or writes an index prints first (`index`, `serve`,
-    `ask`, `eval`, `mcp`, `release`, `demo`): which index and collection it uses, so an answer
-    from another book's index shows at once. A server is named by its setting only:
-    QDRANT_URL may carry credentials, and CI logs are public."""
+    `ask`, `eval`, `mcp`, `release`, `demo`, `invoke chat`): which index and collection it
+    uses, so an answer from another book's index shows at once. A server is named by its setting
+    only: QDRANT_URL may carry credentials, and CI logs are public."""
     if settings.qdrant_url:
         where = "Qdrant server (QDRANT_URL)"
     else:

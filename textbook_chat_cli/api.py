@@ -156,6 +156,8 @@ def cmd_invoke(args) -> int:
     else:
         print("textbook-chat invoke: give --event FILE or --question TEXT", file=sys.stderr)
         return 2
+    if args.function == "chat":  # `selection` reads no index
+        say_index_in_use()
     response = lambda_handler(args.function)(event, None)
     print(json.dumps(response, indent=2, ensure_ascii=False))
     return 0 if response.get("statusCode", 500) < 400 else 1

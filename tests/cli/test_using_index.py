@@ -1,9 +1,9 @@
 """Every command that reads or writes an index (`index`, `serve`, `ask`, `eval`, `mcp`,
-`release`, `demo`) says first which index and collection it uses (indexer/job.py using_index), so
-an answer from another book's index shows at once; a Qdrant server is named by its setting, never
-by its URL (which may hold credentials) or key. Real embedded engine, real `serve` subprocesses,
-the Qdrant server stand-in (tests/functions/qdrant_rest.py); embeddings from the fake OpenAI
-server over HTTP."""
+`release`, `demo`, `invoke chat`) says first which index and collection it uses (indexer/job.py
+using_index), so an answer from another book's index shows at once; a Qdrant server is named by
+its setting, never by its URL (which may hold credentials) or key. Real embedded engine, real
+`serve` subprocesses, the Qdrant server stand-in (tests/functions/qdrant_rest.py); embeddings
+from the fake OpenAI server over HTTP."""
 
 from __future__ import annotations
 
@@ -65,10 +65,10 @@ def test_index_says_which_index_it_writes(book, capsys, monkeypatch):
     assert "Using index" not in capsys.readouterr().err
 
 
-def _ask(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+def _ask(cwd: Path, *args: str, command: str = "ask", **env: str) -> subprocess.CompletedProcess:
     """`ask` in its own process, as an author runs it (the chat handler is built once per
     process, so an in-process call could answer from an earlier test's index)."""
-    return subprocess.run([sys.executable, "-m", "textbook_chat_cli", "ask", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "textbook_chat_cli", command, *args], cwd=cwd,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                           capture_output=True, text=True, timeout=120)
 
@@ -87,6 +87,16 @@ def test_ask_says_which_index_answered_before_the_answer(book):
     assert "no index at .textbook-chat/qdrant (QDRANT_PATH, relative to this folder) for the " \
            "collection 'textbook'" in err
     done = _ask(other, "Why?", "--selection", "Spur gears have straight teeth.")
+    assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
+
+
+def test_invoke_chat_says_which_index_the_handler_reads(book):
+    assert main(["index", "docs"]) == 0
+    done = _ask(book, "chat", "--question", "What does a spur gear have?", command="invoke")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == EMBEDDED and "#spur-gears" in done.stdout
+    done = _ask(book, "selection", "--question", "Why?", "--selected-text",
+                "Spur gears have straight teeth.", command="invoke")
     assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
 
 
