@@ -240,3 +240,17 @@ def test_the_conversation_survives_navigation_and_can_be_cleared(built_site, sit
     page.locator(PANEL).get_by_role("button", name="New conversation").click()
     assert page.locator(f"{PANEL} [data-message]").count() == 0
     assert page.evaluate("sessionStorage.getItem('textbook-chat:conversation:v1')") is None
+
+
+def test_code_follows_the_sites_prism_theme_in_both_colour_modes(site_server, page, stub):
+    stub(_stub_answer(BASE_URL + "docs/", answer="Like this [1]:\n\n```python\nkp = 0.8  # gain\n```"))
+    _goto(page, site_server + "docs/")
+    _ask(page)
+    pre = page.locator(f"{PANEL} [class*='markdown'] pre").last
+    background = "e => getComputedStyle(e).backgroundColor"
+    assert pre.evaluate(background) == "rgb(246, 248, 250)"  # the sample's light theme: github
+    assert pre.locator(".token.comment").inner_text() == "# gain"
+    page.locator(".navbar [class*='colorModeToggle'] button").click()  # the reader switches to dark
+    page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+    page.wait_for_function("e => getComputedStyle(e).backgroundColor === 'rgb(40, 42, 54)'",
+                           arg=pre.element_handle())  # dracula, the sample's darkTheme
