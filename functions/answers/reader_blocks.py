@@ -16,6 +16,8 @@ from functions.answers.jsx_view import view
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
 _LIST = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
 _TABLE = re.compile(r"^\s*\|")
+# a GFM table written without its outer pipes ("a | b" over "--- | ---") is a table too
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _SKIP = re.compile(r"^\s*(?:import\s.+\sfrom\s|export\s|:::|</?[a-z][\w.]*[\s/>]|</?>|\{/\*"
                    r"|</[A-Z][\w.]*\s*>)")
@@ -68,7 +70,7 @@ def _kind(lines: list[str]) -> str:
     first = lines[0]
     if all(ln.startswith(("    ", "\t")) for ln in lines if ln.strip()):
         return "code"  # an indented code block (CommonMark), never a paragraph to cut
-    if _TABLE.match(first):
+    if _TABLE.match(first) or (len(lines) > 1 and "|" in first and _DELIMITER_ROW.match(lines[1])):
         return "table"
     if _LIST.match(first):
         if all(_DEFINITION.match(ln) for ln in lines if _LIST.match(ln)):

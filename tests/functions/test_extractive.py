@@ -449,3 +449,12 @@ def test_a_long_list_is_cut_between_whole_items_and_says_more_follows():
     flat = "\n".join(f"- point {i}" for i in range(20))
     text, _ = shown("What are the points?", [hit(f"Points:\n\n{flat}")])
     assert "- point 11" in text and "- point 12" not in text and text.rstrip().endswith("…")
+
+
+def test_a_table_without_outer_pipes_is_quoted_as_a_table():
+    text, _ = shown("What jitter does each option have?",
+                    [hit("Option | Jitter\n--- | ---\nfast | 1 ms\nslow | 5 ms")])
+    # the citation goes above the table, never into its last cell
+    assert text.endswith("Option | Jitter\n--- | ---\nfast | 1 ms\nslow | 5 ms")
+    assert split_blocks("a | b\n:--|--:\n1 | 2")[0].kind == "table"
+    assert split_blocks("Either this | or that.\nNo table here.")[0].kind == "paragraph"
