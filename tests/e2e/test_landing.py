@@ -86,6 +86,18 @@ def _answer_citing(urls: list[str]) -> dict:
     }
 
 
+def _settle(page) -> None:
+    """The issue's 5 s, and then until the late content has all arrived: on a busy machine the
+    page's own timers (the diagrams' steps at 1-3 s, the images' 1-2.5 s) can fire after 5 s, and
+    a heading read while the last of it lands has not yet been moved back (the pin moves it in
+    the next frame)."""
+    page.wait_for_timeout(SETTLE_MS)
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('img[data-late]')).every(i => i.complete)"
+        " && Array.from(document.querySelectorAll('div[data-late]'))"
+        ".every(d => d.style.height === '450px')", timeout=30_000)
+
+
 def _grown(page) -> float:
     """Pixels of late content on the page now (what would push an unpinned heading down)."""
     return page.evaluate("() => Array.from(document.querySelectorAll('[data-late]'))"
@@ -107,7 +119,7 @@ def test_citations_land_and_stay_on_their_headings(built_site, site_server, late
             page.keyboard.press("Enter")
         page.locator(f"{PANEL} a[data-source='{n}']").click()
         page.wait_for_function("id => document.getElementById(id)", arg=anchor)
-        page.wait_for_timeout(SETTLE_MS)
+        _settle(page)
         tops[anchor] = page.evaluate(PLACED, anchor)
         assert _grown(page) > 1500, "the page's late content did not arrive"
         if n == 1:
@@ -142,7 +154,7 @@ def test_a_typed_anchor_lands_and_stays(built_site, site_server, late_page, arti
     first, second = ids[-3], ids[-1]
     # A fresh load of a URL with #anchor (typed, or opened from a bookmark).
     _goto(page, f"{site_server}{pid['permalink'][len(BASE_URL):]}#{first}")
-    page.wait_for_timeout(SETTLE_MS)
+    _settle(page)
     top = page.evaluate(HEADING_TOP, first)
     assert _grown(page) > 1500
     assert TOP_RANGE[0] <= top <= TOP_RANGE[1], top
@@ -150,7 +162,7 @@ def test_a_typed_anchor_lands_and_stays(built_site, site_server, late_page, arti
     # Another #anchor typed on the same page, while more content renders above it.
     page.goto(f"{site_server}{pid['permalink'][len(BASE_URL):]}#{second}")
     page.evaluate("window.__grow()")
-    page.wait_for_timeout(SETTLE_MS)
+    _settle(page)
     top = page.evaluate(PLACED, second)
     assert TOP_RANGE[0] <= top <= TOP_RANGE[1], top
 
@@ -203,7 +215,7 @@ def test_real_answers_citations_land_and_stay(site_server, late_page, real_api):
             page.locator(f"{PANEL} [data-message]:has(a[data-source])").nth(before) \
                 .locator(f"a[data-source][href='{href}']").click()
             page.wait_for_function("h => location.pathname + location.hash === h", arg=href)
-            page.wait_for_timeout(SETTLE_MS)
+            _settle(page)
             tops[href] = page.evaluate(PLACED, anchor)
     print(f"\n[e2e] real answers: heading top 5 s after each citation click (px): {tops}")
     assert len(tops) >= 4, tops
