@@ -52,6 +52,7 @@ def _statuses(tmp_path: Path, env: dict, *flags: str, requests: int = 12) -> tup
     return statuses, err
 
 
+@pytest.mark.slow  # a serve process and a Lambda handler process; the quick loop stays under 90 s (docs/development.md)
 def test_local_serve_limits_no_one_unless_asked(tmp_path, env):
     statuses, err = _statuses(tmp_path, env)
     assert statuses == [422] * 12  # past the published 10 a minute, still answered

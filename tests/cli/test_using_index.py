@@ -132,6 +132,7 @@ def _serve_stderr(*args: str, env: dict[str, str] | None = None) -> str:
     return err
 
 
+@pytest.mark.slow  # two serve processes; the quick loop stays under 90 s (docs/development.md)
 def test_serve_and_serve_watch_say_which_index_they_serve(book):
     err = _serve_stderr("--watch", "docs")
     assert EMBEDDED in err.splitlines() and "watching docs" in err

@@ -53,6 +53,7 @@ def test_the_deadline_is_shorter_than_the_function_s_time():
     assert request_seconds(None) == REQUEST_SECONDS  # serve, ask: no Lambda context
 
 
+@pytest.mark.slow  # ~6 s: it waits for the deadline on purpose; the quick loop stays under 90 s (docs/development.md)
 def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopped(
         aws, book_settings, book_store, fake_openai):
     """DynamoDB at 1.2 s a call (two limit counters, the reservation, its settling, the answer

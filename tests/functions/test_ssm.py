@@ -120,6 +120,7 @@ def test_throttling_that_lasts_is_a_short_lived_error_not_a_misconfiguration(aws
     assert aws.endpoint not in str(e.value) and KEY not in str(e.value)
 
 
+@pytest.mark.slow  # ~3 s of retry backoff; the quick loop stays under 90 s (docs/development.md)
 def test_a_container_whose_init_was_throttled_recovers_on_the_next_request(aws):
     """The real handler's way (Deps.from_env at import, Mangum over the app) fed API Gateway
     events: the first request finds SSM still throttled and is told to come back; the next one

@@ -140,6 +140,7 @@ def test_a_slow_model_gives_the_offline_answer_and_is_asked_once(openai_client, 
     assert [q.path for q in fake_openai.requests] == ["/v1/chat/completions"]
 
 
+@pytest.mark.slow  # ~3 s of timeouts on purpose; the quick loop stays under 90 s (docs/development.md)
 def test_the_timeout_and_retries_settings_reach_the_model(fake_openai, book_settings,
                                                           book_store):
     """OPENAI_TIMEOUT and OPENAI_MAX_RETRIES, read from the environment by Settings.from_env,

@@ -111,8 +111,8 @@ def publish(book: Book) -> str:
     return name
 
 
-SLOW = pytest.mark.slow  # a subprocess each (~5 s); the issue's own case runs in the quick set
-STAGE_STEPS = [pytest.param("stage-created", marks=SLOW), "stage-copied-1",
+SLOW = pytest.mark.slow  # a subprocess each (~5 s): every step runs in the whole suite (scripts/test.sh)
+STAGE_STEPS = [pytest.param("stage-created", marks=SLOW), pytest.param("stage-copied-1", marks=SLOW),
                pytest.param("stage-seeded", marks=SLOW), pytest.param("sync-upserted", marks=SLOW),
                pytest.param("stage-synced", marks=SLOW)]
 
@@ -157,7 +157,7 @@ def test_a_stage_killed_after_its_last_write_can_be_published(book):
     assert release("rollback").returncode == 0 and book.readers() == n1
 
 
-@pytest.mark.parametrize("step", [pytest.param("switch-recorded", marks=SLOW), "switch-aliased",
+@pytest.mark.parametrize("step", [pytest.param("switch-recorded", marks=SLOW), pytest.param("switch-aliased", marks=SLOW),
                                   pytest.param("switch-pruned-1", marks=SLOW)])
 def test_a_switch_killed_at_any_step_leaves_readers_on_a_complete_release(book, step):
     n1 = book.edition("first", 30)
