@@ -29,7 +29,10 @@ from functions.services.budget import approx_tokens, reserve, settle
 MAX_SENTENCES = TUNING.max_sentences.value
 MAX_PER_SOURCE = TUNING.max_per_source.value
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
-_SKIP_LINE = re.compile(r"^\s*(\||#|:::|import |export |<)")
+# Markdown a page never shows (table pipes, ::: fences, MDX exports). The widget sends the text as
+# the page shows it, so a line opening with "#", "<" or "import " is a code line or comment the
+# reader selected, and is quoted like any other.
+_SKIP_LINE = re.compile(r"^\s*(\||:::|export )")
 _LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
 
 

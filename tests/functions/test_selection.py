@@ -210,3 +210,16 @@ def test_a_selection_cut_mid_sentence_is_not_echoed_cut():
     piece = "retries lost messages, which suits commands"
     assert answer_selection(SelectionRequest("Sum this up", piece), None, None,
                             2000).answer == f"{piece} [1]"
+
+
+@pytest.mark.parametrize("text", [
+    "import rclpy\nfrom rclpy.node import Node\nrclpy.init() starts the client library.",
+    "# not a heading: a comment in a shell listing that sets up the workspace",
+    "<Tabs> holds three listings of the same publisher, one per language.",
+])
+def test_any_visible_text_can_be_asked_about_offline(text):
+    """The widget sends the text as the page shows it (issue 27): a code line, a shell comment
+    or text that opens with '<' is what the reader sees, not Markdown to leave out."""
+    out = _ask("Explain this.", text)
+    assert out.answer.startswith(REWRITE_NOTE), out.answer
+    assert out.citations and out.answer != NOT_IN_SELECTION
