@@ -154,7 +154,8 @@ def _shown(c: Candidate) -> str:
     return plain_text(_shown_markdown(c))
 
 
-_DEFINING = r"\s+(?:is|are|means?|refers?\s+to|describes?|stands?\s+for)\b"
+_DEFINING = (r"\s+(?:(?:is|are)\s+(?:a|an|the|how|what|when|where|one|any|also\s+called)\b"
+             r"|means?|refers?\s+to|describes?|stands?\s+for)\b")
 
 
 def _defines(text: str, term: str) -> bool:
@@ -391,6 +392,11 @@ def compose(reading: Reading, hits: Sequence[SearchHit],
                    if states_quantity(plain_text(_shown_markdown(c), keep_lines=True), quantity)]
         if stating and stating[0].score >= ranked[0].score - QUANTITY_MARGIN:
             ranked = stating
+    if reading.defines is not None:  # "What is X?" is answered by what X is, if the book says it
+        defining = [c for c in ranked if c.score >= ranked[0].score - COVER_MARGIN
+                    and _defines(c.block.text, reading.defines)]
+        if defining:
+            ranked = [defining[0], *(c for c in ranked if c is not defining[0])]
     best = ranked[0]
     parts = [best]
     seen = plain_text(best.block.text)

@@ -458,3 +458,19 @@ def test_a_table_without_outer_pipes_is_quoted_as_a_table():
     assert text.endswith("Option | Jitter\n--- | ---\nfast | 1 ms\nslow | 5 ms")
     assert split_blocks("a | b\n:--|--:\n1 | 2")[0].kind == "table"
     assert split_blocks("Either this | or that.\nNo table here.")[0].kind == "paragraph"
+
+
+def test_what_is_x_quotes_the_block_that_says_what_x_is():
+    from functions.answers.extractive import _defines
+
+    assert _defines("Jitter is the variation of the loop period.", "jitter")
+    assert _defines("| Jitter | How much the period varies |", "jitter")
+    assert not _defines("Jitter is easy to overlook and easy to measure.", "jitter")
+    table = ("| Term | Meaning |\n|---|---|\n| Period | Time between two ticks |\n"
+             "| Jitter | How much the period varies from tick to tick |")
+    measuring = ("Jitter is easy to overlook and easy to measure: record a timestamp at each loop "
+                 "jitter tick and look at the spread of the loop jitter.")
+    text, _ = shown("What is loop jitter?", [hit(measuring, "measuring", "Measuring loop jitter",
+                                                 dense=0.8),
+                                             hit(table, "timing", "Loop timing", dense=0.7, pid=2)])
+    assert text.startswith("From “Loop timing” [1]:") and "| Jitter | How much" in text
