@@ -26,3 +26,24 @@ def free_port(first: int | None = None, last: int | None = None) -> int:
                 continue
             return port
     pytest.skip(f"no free port in {first}-{last}")
+
+
+def wait_until_serving(base: str, seconds: float = 30.0, proc=None, what: str = "serve",
+                       said=None) -> None:
+    """Poll `base`/health until it answers 200; fail the test after `seconds`, or at once when
+    `proc` (the server's process) has exited, with `said()` (what it printed) in the message."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    pytest.fail(f"{what} did not start" + (f": {said()}" if said else ""))

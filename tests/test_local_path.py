@@ -14,10 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.ports import free_port
+from tests.ports import free_port, wait_until_serving
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,16 +70,8 @@ def test_the_readme_local_path_on_a_fresh_clone(tmp_path):
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(1800):
-            try:
-                if httpx.get(base + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, proc.stderr.read()
-            time.sleep(0.1)
-        else:
-            pytest.fail("serve --watch did not become ready")
+        wait_until_serving(base, 180, proc, "serve --watch",
+                           said=lambda: proc.stderr.read() if proc.poll() is not None else "")
         # 3. ask, as written and about a page, from a second terminal in the same folder
         done = _run(ask, book, env, timeout=300)
         assert done.returncode == 0, done.stderr

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,7 +15,7 @@ import pytest
 from functions.search.store import QdrantStore
 from functions.settings import Settings
 from tests.functions.conftest import index_book
-from tests.ports import free_port
+from tests.ports import free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -126,14 +125,7 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
                             env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("serve did not start")
+        wait_until_serving(base, 30, proc)
         r = httpx.post(base + "/chat", json={"question": "How does a gyroscope drift?"},
                        headers={"Origin": "http://localhost:3000"}, timeout=60)
         assert r.status_code == 200

@@ -10,14 +10,13 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
 from tests.cli.test_api import minilm_env  # noqa: F401 (the fixture: the tiny book, MiniLM)
 from tests.functions.book import ALL_URLS
-from tests.ports import free_port
+from tests.ports import free_port, wait_until_serving
 
 mcp = pytest.importorskip("mcp")  # the `test` extra installs it
 pytestmark = pytest.mark.slow
@@ -79,14 +78,7 @@ def test_a_session_against_serve(minilm_env):  # noqa: F811
                             stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("serve did not start")
+        wait_until_serving(base, 30, proc)
         limited = run_session(base + "/mcp")
         assert limited["limited"]["status"] == 429
         # what the transport says over plain HTTP: a notification is 202, GET is 405

@@ -22,7 +22,7 @@ from functions.search.store import QdrantStore
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, passage_responder
 from tests.functions.conftest import index_book
-from tests.ports import free_port
+from tests.ports import free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -63,15 +63,7 @@ def served(local_index):
         threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(300):
-                try:
-                    if httpx.get(base + "/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.1)
-            else:
-                pytest.fail("serve did not start: " + "".join(lines)[-2000:])
+            wait_until_serving(base, 30, said=lambda: "".join(lines)[-2000:])
             r = httpx.post(base + "/chat", json={"question": QUESTIONS[0]}, timeout=60)
             assert r.status_code == 200, r.text  # warm: the model loaded, one answer given
             yield base, fake, lines
