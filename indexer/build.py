@@ -20,7 +20,7 @@ from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import doc_key
 
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
-PIPELINE_VERSION = "2"  # 2: chunks list the sections they hold
+PIPELINE_VERSION = "3"  # 2: chunks list the sections they hold; 3: with their heading levels
 
 
 @dataclass

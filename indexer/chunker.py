@@ -277,7 +277,9 @@ def _chunk(doc: Document, unit: Unit, content: str, tokens: int, items, index: i
 def _sections(doc: Document, unit: Unit, items) -> list[dict]:
     """Where each heading's text starts in the chunk content: one entry per run of items under
     the same heading, so a quote can cite the exact heading it sits under (a merged short
-    section keeps its own anchor). The first entry starts at 0."""
+    section keeps its own anchor), and that heading's level (1: the page's top), by which a
+    translation's headings are matched to the original's. The first entry starts at 0."""
+    levels = {section.anchor or "": section.level for section in reversed(doc.sections)}
     out: list[dict] = []
     start = 0
     for item in items:
@@ -285,7 +287,8 @@ def _sections(doc: Document, unit: Unit, items) -> list[dict]:
         if not out or out[-1]["anchor"] != anchor:
             title = item.title or (unit.path[-1] if not anchor else "")
             out.append({"anchor": anchor, "title": " ".join(title.split()),
-                        "url": f"{doc.url}#{anchor}" if anchor else doc.url, "start": start})
+                        "url": f"{doc.url}#{anchor}" if anchor else doc.url, "start": start,
+                        "level": levels.get(anchor, 1)})
         start += len(item.text) + len(SEP)
     if out:
         out[0]["start"] = 0

@@ -93,8 +93,9 @@ class Chunk:
     version: str = ""
     locale: str = ""
     untranslated: bool = False
-    # Every heading whose text the chunk holds: [{anchor, title, url, start}], start = offset
-    # in `content` where that heading's text begins (functions.answers.sections reads it).
+    # Every heading whose text the chunk holds: [{anchor, title, url, start, level}], start =
+    # offset in `content` where that heading's text begins (functions.answers.sections reads
+    # it), level = the heading's (1: the page's top; absent in indexes written before it).
     sections: list[dict] = field(default_factory=list)
     # Hash of the source file and every setting that shaped this chunk: an unchanged file is
     # not even re-parsed on the next sync.

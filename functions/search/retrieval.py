@@ -282,36 +282,74 @@ class Retriever:
         return sorted(out, key=lambda h: -h.score)
 
 
-def _in_order(points: list[SearchHit]) -> list[tuple[str, str, str]]:
-    """A page's headings (id, url, title) in reading order, from its points."""
-    out: dict[str, tuple[str, str, str]] = {}
+def _in_order(points: list[SearchHit]) -> list[tuple[str, str, str, int | None]]:
+    """A page's headings (id, url, title, level) in reading order, from its points."""
+    out: dict[str, tuple[str, str, str, int | None]] = {}
     for p in sorted(points, key=lambda p: int(p.payload.get("chunk_index") or 0)):
         sections = p.payload.get("sections") or [{
             "anchor": p.payload.get("anchor"), "url": p.payload.get("url"),
-            "title": p.payload.get("section_title")}]
+            "title": p.payload.get("section_title"), "level": p.payload.get("heading_level")}]
         for s in sections:
             anchor = str(s.get("anchor") or "")
-            out.setdefault(anchor, (anchor, str(s.get("url") or ""), str(s.get("title") or "")))
+            level = s.get("level")
+            out.setdefault(anchor, (anchor, str(s.get("url") or ""), str(s.get("title") or ""),
+                                    int(level) if level is not None else None))
     return list(out.values())
 
 
 def _translated_headings(theirs: list[SearchHit], original: list[SearchHit]
                          ) -> dict[str, dict[str, tuple[str, str, str]]]:
     """doc_path -> the original's heading id -> (id, url, title) on the locale's page: the same id
-    (`{#id}`, which Docusaurus's write-heading-ids gives every heading), else, on a translated
-    page with as many headings as the original whose shared ids sit in the same places, the
-    heading in the same place."""
+    (`{#id}`, which Docusaurus's write-heading-ids gives every heading), else the heading in
+    the same place of the translation (`_same_places`)."""
     out: dict[str, dict[str, tuple[str, str, str]]] = {}
     for doc in {str(p.payload.get("doc_path", "")) for p in theirs}:
         mine = _in_order([p for p in theirs if p.payload.get("doc_path") == doc])
         first = _in_order([p for p in original if p.payload.get("doc_path") == doc])
-        out[doc] = {heading[0]: heading for heading in mine}
-        ids = [a for a, _, _ in mine]
-        if len(first) == len(mine) and all(ids[i] == a for i, (a, _, _) in enumerate(first)
-                                           if a in out[doc]):
-            for (a, _, _), heading in zip(first, mine, strict=True):
-                out[doc].setdefault(a, heading)
+        out[doc] = {heading[0]: heading[:3] for heading in mine}
+        for a, heading in _same_places(first, mine):
+            out[doc].setdefault(a, heading[:3])
     return out
+
+
+def _same_places(first: list[tuple], mine: list[tuple]) -> list[tuple[str, tuple]]:
+    """(original id, translated heading) for the translation's headings whose ids the original
+    lacks (a heading translated without `{#id}` is slugged from its translated text). The
+    headings both share cut both pages into runs, taken in pairs: in a pair of runs as long as
+    each other (a whole translation, or a part translated in place) the headings pair in order;
+    in a shorter translated run (a translation that stops partway, or lags sections the
+    original added later) they pair from the run's start as long as their levels agree, and
+    then a heading whose level only one of the original's remaining headings has pairs with
+    that one. Anything less certain stays unpaired: cited on the original's page, marked."""
+    ids, first_ids = {heading[0] for heading in mine}, {heading[0] for heading in first}
+    cuts, last = [], -1
+    for i, heading in enumerate(first):  # the shared ids, in an order both pages keep
+        j = next((k for k, h in enumerate(mine) if h[0] == heading[0]), -1)
+        if j > last:
+            cuts.append((i, j))
+            last = j
+    pairs: list[tuple[str, tuple]] = []
+    ends = [(-1, -1), *cuts, (len(first), len(mine))]
+    for (i0, j0), (i1, j1) in zip(ends, ends[1:], strict=False):
+        theirs_run = [h for h in first[i0 + 1:i1] if h[0] not in ids]
+        mine_run = [h for h in mine[j0 + 1:j1] if h[0] not in first_ids]
+        if not mine_run or not theirs_run:
+            continue
+        if len(mine_run) == len(theirs_run):
+            pairs += [(a[0], b) for a, b in zip(theirs_run, mine_run, strict=True)]
+            continue
+        k = 0
+        while (k < len(mine_run) and k < len(theirs_run) and mine_run[k][3] is not None
+               and mine_run[k][3] == theirs_run[k][3]):
+            pairs.append((theirs_run[k][0], mine_run[k]))
+            k += 1
+        rest, at = theirs_run[k:], 0
+        for heading in mine_run[k:]:
+            same = [n for n, h in enumerate(rest) if heading[3] is not None and h[3] == heading[3]]
+            if len(same) == 1 and same[0] >= at:
+                pairs.append((rest[same[0]][0], heading))
+                at = same[0] + 1
+    return pairs
 
 
 def _cited_in(original: dict, page: dict, headings: dict[str, tuple[str, str, str]]) -> dict:

@@ -14,7 +14,7 @@ from mangum import Mangum
 from functions.api.app import create_app
 from functions.errors import UnknownFilter
 from functions.search.contract import Editions, chunk_id, content_hash
-from functions.search.retrieval import Retriever, page_variants
+from functions.search.retrieval import Retriever, _same_places, page_variants
 from functions.search.sparse import encode_document
 from functions.search.store import QdrantStore
 from functions.settings import Settings
@@ -313,3 +313,73 @@ def test_a_full_translation_without_heading_ids_is_cited_heading_for_heading(tmp
             ("/book/fr/docs/next/safety#liste-de-contrôle", "Liste de contrôle", None)]
     finally:
         store.close()
+
+
+def _ask_on(store, make_deps, page, question):
+    api = Mangum(create_app(make_deps(search=store), "chat"), lifespan="off")
+    response = api(http_api_v2("/chat", {"question": question, "page_url": page},
+                               origin="https://reader.example"), None)
+    assert response["statusCode"] == 200, response["body"]
+    return json.loads(response["body"])
+
+
+PARTIAL_FR = ("---\ntitle: Sécurité\n---\n\n# Sécurité\n\n## Essai d'arrêt\n\n"
+              + "Le robot doit réussir l'essai d'arrêt au moins vingt fois avant de rouler seul. " * 3
+              + "\n")
+
+
+def test_a_partly_translated_heading_without_an_id_is_cited_on_the_translated_page(
+        tmp_path, make_deps):
+    """fr translates the first section only, its heading slugged from French ("essai-darrêt"),
+    and not the Checklist: the original's Stop test is cited at fr's own heading (it was cited
+    on the English page, marked untranslated, before), the Checklist still on the English page."""
+    docs, manifest = versioned_site(tmp_path)
+    (tmp_path / "i18n/fr/docusaurus-plugin-content-docs/current/safety.md").write_text(PARTIAL_FR)
+    settings = Settings(qdrant_path=str(tmp_path / "qdrant"), collection="partial")
+    store = QdrantStore.open(settings)
+    try:
+        index_docs(resolve_job(docs, manifest=manifest), settings, ContentEmbedder(DIM), store,
+                   say=lambda _: None)
+        page = "/book/fr/docs/next/safety"
+        body = _ask_on(store, make_deps, page,
+                       "What test must the robot pass before it may drive alone in the lab?")
+        assert "twenty times" in body["answer"], body
+        assert [(c["url"], c["section_title"], c.get("untranslated"))
+                for c in body["citations"]] == [
+            ("/book/fr/docs/next/safety#essai-darrêt", "Essai d'arrêt", None)]
+        body = _ask_on(store, make_deps, page, "What should I check before every run of the robot?")
+        assert [(c["url"], c.get("untranslated")) for c in body["citations"]] == [
+            ("/book/docs/next/safety#checklist", True)]
+    finally:
+        store.close()
+
+
+def _headings(spec: str) -> list[tuple]:
+    """"a2 b3" -> [("a", "/p#a", "A", 2), ("b", "/p#b", "B", 3)]; a level "?" is unknown."""
+    out = []
+    for token in spec.split():
+        name, level = token[:-1], token[-1]
+        out.append((name, f"/p#{name}", name.upper(), None if level == "?" else int(level)))
+    return out
+
+
+@pytest.mark.parametrize(("original", "translated", "expected"), [
+    # a whole translation: every heading in the same place
+    ("top1 a2 b3 c2", "top1 x2 y3 z2", {"a": "x", "b": "y", "c": "z"}),
+    # translated in place up to a heading kept in English, which the original has since
+    # gained a section after: the runs before it are as long as each other
+    ("top1 a2 b3 keep2 new2", "top1 x2 y3 keep2", {"a": "x", "b": "y"}),
+    # a translation that stops partway: from the run's start while the levels agree
+    ("top1 a2 b2", "top1 x2", {"a": "x"}),
+    # fr's safety page: H3 left out, its H4 translated: the only H4 left in the run
+    ("top1 stops2 hw3 test4 dog2 log3", "top1 stops2 x4", {"test": "x"}),
+    # two H3s the translation's H3 could be: neither is guessed
+    ("top1 a2 b2 c3 d3", "top1 a2 x3", {}),
+    # an index written before levels were recorded: only runs as long as each other
+    ("top? a? b?", "top? x?", {}),
+    ("top? a? b?", "top? x? y?", {"a": "x", "b": "y"}),
+])
+def test_a_translations_headings_pair_with_the_originals_in_the_same_places(original, translated,
+                                                                             expected):
+    pairs = _same_places(_headings(original), _headings(translated))
+    assert {a: heading[0] for a, heading in pairs} == expected
