@@ -10,6 +10,12 @@ the book), the cosine of its heading path alone, and the best cosine of its bloc
 and paragraphs: several vectors per section, max-similarity). Each variant ranks the pool and
 the expected section's rank gives hit@1, hit@5 and MRR@10 per set.
 
+A second table changes the question's vector instead, over every section of the book (cosine
+alone, no pool): the plain question; pseudo-relevance feedback (Rocchio: the question's vector
+plus a share of the mean of its k best sections'); the question's sentences, each searched and
+the best kept; and a linear adapter learned from the book's own heading-path -> section pairs
+(ridge towards the identity), applied to the question. None uses the questions to fit.
+
 `base` is the ranking before issue 25 (functions.search.ranking.hybrid_score over the hybrid
 candidates); today's multiplies it by functions.search.ranking.recap_weight (kept).
 A variant earns its place only if it gains on both books' para sets without losing on their
@@ -32,6 +38,7 @@ if str(ROOT) not in sys.path:
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_eval  # noqa: E402
+import numpy as np  # noqa: E402
 
 from functions.answers.chat import standalone_query  # noqa: E402
 from functions.answers.requests import ChatRequest, Turn  # noqa: E402
@@ -66,8 +73,81 @@ VARIANTS: dict[str, Score] = {
 }
 
 
-def gather(name: str, workdir: Path, cache: Path | None) -> list[dict]:
-    """Every answerable question of one book with its pool of candidates and their features."""
+_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-9)
+
+
+def _rocchio(k: int, share: float):
+    def vector(q: dict, book: dict) -> np.ndarray:
+        best = np.argsort(-(book["vectors"] @ q["vector"]))[:k]
+        return _unit(q["vector"] + share * book["vectors"][best].mean(0))
+    return vector
+
+
+def _adapter(ridge: float):
+    def vector(q: dict, book: dict) -> np.ndarray:
+        if ridge not in book["adapters"]:  # W minimising |H W - M|^2 + ridge |W - I|^2
+            heads, vectors = book["headings"], book["vectors"]
+            eye = np.eye(heads.shape[1])
+            book["adapters"][ridge] = np.linalg.solve(heads.T @ heads + ridge * eye,
+                                                      heads.T @ vectors + ridge * eye)
+        return _unit(q["vector"] @ book["adapters"][ridge])
+    return vector
+
+
+QueryVector = Callable[[dict, dict], "np.ndarray | list[np.ndarray]"]
+QUERY_VARIANTS: dict[str, QueryVector] = {
+    "question's vector": lambda q, book: q["vector"],
+    "PRF k=2, 0.25": _rocchio(2, 0.25),
+    "PRF k=3, 0.5": _rocchio(3, 0.5),
+    "PRF k=5, 0.5": _rocchio(5, 0.5),
+    "best of its sentences": lambda q, book: [q["vector"], *q["sentences"]],
+    "heading adapter, ridge 3": _adapter(3.0),
+    "heading adapter, ridge 30": _adapter(30.0),
+}
+
+
+def whole_book(store, embedder, questions: list[dict]) -> dict:
+    """Every section's vector, heading-path vector and held URLs, and each question's vector
+    and its sentences' (for QUERY_VARIANTS)."""
+    payloads = dict(store.scroll_payloads(["url", "sections", "heading_path", "doc_title"]))
+    ids = list(payloads)
+    dense = store.dense_vectors(ids)
+    book = {"vectors": _unit(np.array([dense[i] for i in ids], dtype=np.float32)),
+            "held": [held_urls(payloads[i]) for i in ids], "adapters": {},
+            "headings": _unit(np.array(embedder.embed_batch(
+                [" ".join(map(str, (payloads[i].get("heading_path") or [])[-2:]))
+                 or str(payloads[i].get("doc_title", "")) for i in ids]), dtype=np.float32))}
+    for q, v in zip(questions, embedder.embed_batch([q["query"] for q in questions]),
+                    strict=True):
+        parts = [p for p in _SENTENCE.split(q["query"]) if len(p.split()) >= 3]
+        q["vector"] = _unit(np.array(v, dtype=np.float32))
+        q["sentences"] = ([_unit(np.array(s, dtype=np.float32))
+                           for s in embedder.embed_batch(parts)] if len(parts) > 1 else [])
+    return book
+
+
+def whole_book_rank(q: dict, book: dict, variant: QueryVector) -> int | None:
+    """The expected section's rank (sections counted once) over every section of the book."""
+    vectors = variant(q, book)
+    scores = np.max([book["vectors"] @ v for v in vectors], axis=0) if isinstance(
+        vectors, list) else book["vectors"] @ vectors
+    seen: list[tuple] = []
+    for i in np.argsort(-scores)[:60]:
+        key = tuple(sorted(book["held"][i]))
+        if key not in seen:
+            seen.append(key)
+        if q["expected"] in book["held"][i]:
+            return len(seen)
+    return None
+
+
+def gather(name: str, workdir: Path, cache: Path | None) -> tuple[list[dict], dict]:
+    """Every answerable question of one book with its pool of candidates and their features,
+    and the whole book's vectors (whole_book)."""
     corpus = (ROOT / "samples" if name == "textbook" else bench_eval.corpora_root()) / name
     settings = Settings(qdrant_path=str(workdir / name), collection=name)
     embedder = bench_eval.make_local_embedder(settings, cache)
@@ -91,6 +171,7 @@ def gather(name: str, workdir: Path, cache: Path | None) -> list[dict]:
                         pool.setdefault(hit.point_id, {"cos": hit.dense_score})
                 questions.append({"set": which, "query": query, "expected": q.expected_url,
                                   "pool": pool})
+        book = whole_book(store, embedder, questions)
     finally:
         store.close()
     ids = list(payloads)
@@ -124,7 +205,7 @@ def gather(name: str, workdir: Path, cache: Path | None) -> list[dict]:
             c["block"] = max((cosine(qv, v) for v in block_vectors.get(i, [])), default=c["cos"])
             c["held"] = held[i]
             c["recap"] = recap_weight(SearchHit(i, 0.0, 0.0, payloads[i]))
-    return questions
+    return questions, book
 
 
 def chunk_text_of(payload: dict) -> str:
@@ -155,22 +236,33 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cache = Path(args.cache) if args.cache else None
     with tempfile.TemporaryDirectory(prefix="textbook-chat-recall-") as tmp:
-        books = {name: gather(name, Path(tmp), cache) for name in BOOKS}
+        gathered = {name: gather(name, Path(tmp), cache) for name in BOOKS}
+    books = {name: questions for name, (questions, _) in gathered.items()}
     columns = [(name, which) for name in BOOKS for which in bench_eval.SETS
                if any(q["set"] == which for q in books[name])]
+    header = f"{'variant':32}" + "".join(f"{name[:11] + ' ' + which[:4]:>20}"
+                                         for name, which in columns)
     print("hit@1 / hit@5 / MRR@10 of the expected section, answerable questions")
-    print(f"{'variant':32}" + "".join(f"{name[:11] + ' ' + which[:4]:>20}"
-                                      for name, which in columns))
+    print("\nthe pool as served, ranked:\n" + header)
     for label, score in VARIANTS.items():
-        cells = []
-        for name, which in columns:
-            ranks = [rank_of(q, score) for q in books[name] if q["set"] == which]
-            hit1 = sum(r == 1 for r in ranks) / len(ranks)
-            hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
-            mrr = sum(1 / r for r in ranks if r is not None and r <= 10) / len(ranks)
-            cells.append(f"{hit1:.2f}/{hit5:.2f}/{mrr:.2f}")
-        print(f"{label:32}" + "".join(f"{cell:>20}" for cell in cells))
+        print(_row(label, [[rank_of(q, score) for q in books[name] if q["set"] == which]
+                           for name, which in columns]))
+    print("\nthe question's vector, over every section (cosine alone):\n" + header)
+    for label, variant in QUERY_VARIANTS.items():
+        print(_row(label, [[whole_book_rank(q, gathered[name][1], variant)
+                            for q in books[name] if q["set"] == which]
+                           for name, which in columns]))
     return 0
+
+
+def _row(label: str, columns: list[list[int | None]]) -> str:
+    cells = []
+    for ranks in columns:
+        hit1 = sum(r == 1 for r in ranks) / len(ranks)
+        hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
+        mrr = sum(1 / r for r in ranks if r is not None and r <= 10) / len(ranks)
+        cells.append(f"{hit1:.2f}/{hit5:.2f}/{mrr:.2f}")
+    return f"{label:32}" + "".join(f"{cell:>20}" for cell in cells)
 
 
 if __name__ == "__main__":

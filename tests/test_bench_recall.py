@@ -24,3 +24,20 @@ def test_every_variant_reads_only_the_features_gathered():
                 "recap": 1.0}
     for label, score in bench_recall.VARIANTS.items():
         assert isinstance(score(features), float), label
+
+
+def test_whole_book_variants_rank_sections_once_and_change_the_order_they_claim():
+    import numpy as np
+
+    book = {"vectors": np.array([[1.0, 0.0], [0.99, 0.14], [0.0, 1.0]], dtype=np.float32),
+            "held": [["/a#x"], ["/a#x"], ["/b#y"]], "adapters": {},
+            "headings": np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32)}
+    question = {"vector": np.array([0.8, 0.6], dtype=np.float32), "expected": "/b#y",
+                "sentences": [np.array([0.0, 1.0], dtype=np.float32)]}
+    plain = bench_recall.QUERY_VARIANTS["question's vector"]
+    assert bench_recall.whole_book_rank(question, book, plain) == 2  # /a#x's two chunks: one rank
+    best_sentence = bench_recall.QUERY_VARIANTS["best of its sentences"]
+    assert bench_recall.whole_book_rank(question, book, best_sentence) == 1  # a sentence hits /b#y
+    for label, variant in bench_recall.QUERY_VARIANTS.items():
+        assert bench_recall.whole_book_rank(question, book, variant) in (1, 2), label
+    assert bench_recall.whole_book_rank({**question, "expected": "/none"}, book, plain) is None
