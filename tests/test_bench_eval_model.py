@@ -47,3 +47,17 @@ def test_every_question_goes_through_the_model_over_http(tmp_path):
     assert runs["hybrid"]["n"] == len(questions)
     assert answers  # the questions that were not refused before the model were sent to it
     assert all(r.headers["authorization"] == "Bearer fake-model" for r in server.chat_requests)
+
+
+def test_answer_all_lowers_the_fitted_threshold_only_while_the_run_lasts():
+    from functions.answers import decision
+
+    fitted = {m: p.threshold for m, p in decision.policies().items()}
+    assert fitted and all(t > 0 for t in fitted.values())
+    with bench._answer_all(True):
+        assert all(decision.policy_for(m).threshold == 0.0 for m in fitted)
+        assert all(decision.policy_for(m).weights == decision.policies()[m].weights
+                   for m in fitted)
+    assert {m: decision.policy_for(m).threshold for m in fitted} == fitted
+    with bench._answer_all(False):
+        assert {m: decision.policy_for(m).threshold for m in fitted} == fitted
