@@ -105,7 +105,10 @@ class QdrantHttp:
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
-            time.sleep(policy.pause(attempt))
+            pause = policy.pause(attempt)
+            if pause + 0.05 > budget - (time.monotonic() - start):
+                break  # the pause would outlast the request's deadline: say so now
+            time.sleep(pause)
         raise out_of_time()
 
     @staticmethod

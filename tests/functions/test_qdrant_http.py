@@ -114,6 +114,22 @@ def flaky_server(replies: list[tuple[int, dict]]):
         server.server_close()
 
 
+def test_a_busy_server_is_not_waited_for_past_the_requests_deadline():
+    import time
+
+    from functions.deadline import within
+
+    busy = (503, {"status": {"error": "overloaded"}})
+    slow_pauses = replace(QUERY, backoff=2.0)  # a pause longer than the deadline left
+    with flaky_server([busy] * 5) as url, within(1.0):
+        transport = CountingTransport()
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="did not answer in the request's time"):
+            QdrantHttp(url, "book", policy=slow_pauses, transport=transport).collection_meta()
+        assert time.monotonic() - started < 0.9  # before: slept the 2 s pause past the deadline
+        assert transport.attempts == 1
+
+
 def test_the_index_side_retries_a_busy_server_and_says_what_failed_without_url_or_key():
     busy = (503, {"status": {"error": "overloaded"}})
     quick = replace(INDEX, backoff=0.01)  # INDEX's retries, without its pauses
