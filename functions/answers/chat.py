@@ -17,7 +17,7 @@ from functions.answers.finish import (
     finish,
     refusal,
 )
-from functions.answers.generation import model_answer, offline_answer
+from functions.answers.generation import model_answer, offline_answer, offline_quote
 from functions.answers.prompt import (
     follow_up_context,
     recent,
@@ -228,6 +228,40 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
     return finish(composed.text, composed.sources, hits, decision.confidence), decision
 
 
+def passage_while_writing(req: ChatRequest, retriever, spend_cap, settings, paid: bool
+                          ) -> tuple[list, Answer | None]:
+    """POST /sources where a model writes the answers (functions.answers.sources): the hits
+    /chat's decision would give the model (empty when it refuses), and the offline answer its
+    fallback would show over them (`quote`, then generation.offline_quote), or None when that
+    is a refusal. No model is called: a follow-up is searched with the previous turn beside it,
+    as /chat does when the model's rewrite fails. Spends as /chat does on the same search."""
+    context = follow_up_context(req.question, req.history)
+    searched = approx_tokens(f"{req.question} {context}")
+    paid_embedder = getattr(retriever.embedder, "paid", False)
+    reserved = reserve(spend_cap, searched + (req.top_k * CONTEXT_TOKENS_ESTIMATE
+                                              if paid_embedder else 0)) if paid else 0
+    used = searched if paid else 0
+    try:
+        if empty_question(req.question):
+            return [], None
+        model = retriever.embedder.model_name
+        evidence = gather(req, retriever, req.question, context,
+                          meaning=policy_for(model) is not None)
+        if paid_embedder:
+            used += sum(approx_tokens(t) for t in evidence.embedded)
+        decision = decide(evidence, model, settings.low_confidence_threshold, True)
+        if decision.action != "model":
+            return [], None
+        composed, tokens = quote(evidence, retriever, req.page_url)
+        used += tokens
+        shown = offline_quote(composed, evidence.hits, evidence.reading.quantity,
+                              decision.confidence)
+        return evidence.hits, None if shown.low_confidence else shown
+    finally:
+        if paid:
+            settle(spend_cap, reserved, used)
+
+
 def answer_in_part(req: ChatRequest, reading: Reading, retriever, model: str,
                    override: float | None) -> tuple[Answer, Decision] | None:
     """A multi-part question refused for a name the book never mentions ("What is a URDF, and
@@ -265,12 +299,14 @@ def answer_in_part(req: ChatRequest, reading: Reading, retriever, model: str,
                            + first.rule, chosen=chosen, uncovered=tuple(p for p, _ in missing))
 
 
-def quote(evidence: Evidence, retriever, page_url: str | None, error: UpstreamError
-          ) -> tuple[extractive.Composed, int]:
+def quote(evidence: Evidence, retriever, page_url: str | None,
+          error: UpstreamError | None = None) -> tuple[extractive.Composed, int]:
     """The offline quote over the evidence's hits, and the paid tokens it embedded: the one
     gather chose, or, when it chose none, chosen now (by words alone when the embeddings fail
-    too). A model rejected for good is raised again first (generation.offline_answer)."""
-    if evidence.composed is not None or not error.transient:
+    too). `error`: the model's failure, when the quote replaces its answer; a model rejected for
+    good is raised again first (generation.offline_answer). None: while a model writes
+    (`passage_while_writing`)."""
+    if evidence.composed is not None or (error is not None and not error.transient):
         return evidence.composed, 0
     embedded: list[str] = []
 

@@ -5,8 +5,9 @@ What the reader sees of a model's reply: no link or URL that is not one of our c
 sentence that its cited passage does not support (functions.answers.claims), and a confidence scaled by
 the share of the reply that survived the check. A reply with no supported sentence becomes the
 refusal with the closest sections. When the model is slow, down or rate-limited
-(UpstreamError.transient), `offline_answer` gives the offline answer over the same passages,
-marked `mode: "offline-fallback"`; a key, model or URL the provider rejects is still an error
+(UpstreamError.transient), `offline_answer` gives the offline answer over the same passages
+(`offline_quote`, which /sources also shows while a model writes), marked
+`mode: "offline-fallback"`; a key, model or URL the provider rejects is still an error
 the author sees (502).
 """
 
@@ -63,19 +64,27 @@ def shown(text: str, hits: Sequence[SearchHit], embedder, confidence: float
     return finish(text, hits, hits, confidence, check), tuple(embedded)
 
 
+def offline_quote(composed: extractive.Composed, hits: Sequence[SearchHit],
+                  quantity: set[str] | None, confidence: float) -> Answer:
+    """The offline answer over the passages a model was (or is being) asked about: the blocks
+    functions.answers.extractive.compose chose, then finish; the refusal when they do not state
+    the number the question asks for. What a failed model's reader sees (`offline_answer`) and
+    what /sources shows while a model writes (functions.answers.sources)."""
+    if not extractive.supported(composed, quantity):
+        return refusal(REFUSAL, min(confidence, 0.3), hits)
+    return finish(composed.text, composed.sources, hits, confidence)
+
+
 def offline_answer(error: UpstreamError, composed: extractive.Composed,
                    hits: Sequence[SearchHit], quantity: set[str] | None,
                    confidence: float) -> Answer:
-    """The offline answer (the blocks functions.answers.extractive.compose chose over the same
-    passages, before the model was asked; then finish) in place of a model that was slow, down
-    or rate-limited, marked "offline-fallback". Any other failure is raised again: a rejected key
-    or an unknown model is the author's to fix, and hiding it would leave the site offline for
-    good."""
+    """The offline answer (`offline_quote`, its blocks chosen over the same passages before
+    the model was asked) in place of a model that was slow, down or rate-limited, marked
+    "offline-fallback". Any other failure is raised again: a rejected key or an unknown model
+    is the author's to fix, and hiding it would leave the site offline for good."""
     if not error.transient:
         raise error
     logging.getLogger("textbook_chat").warning(
         "the model failed (slow, down or rate-limited); answered offline",
         extra={"fields": {"status": error.status}})  # no message: it may name the server
-    if not extractive.supported(composed, quantity):
-        return offline_fallback(refusal(REFUSAL, min(confidence, 0.3), hits))
-    return offline_fallback(finish(composed.text, composed.sources, hits, confidence))
+    return offline_fallback(offline_quote(composed, hits, quantity, confidence))

@@ -2,8 +2,12 @@
 
 POST /sources: in a fraction of the time a model needs to write its answer. The widget asks for
 them beside a slow /chat and shows them at once; Lambda behind API Gateway buffers responses,
-so a second, quick request is how to show progress. Sources are shown only when the book
-answers the question (the same confidence decision as /chat), so an off-topic question shows none.
+so a second, quick request is how to show progress (no token streaming). Sources are shown only
+when the book answers the question (the same confidence decision as /chat), so an off-topic
+question shows none. Where a model writes the answers, the offline answerer's passage over the
+same sections comes too (functions.answers.chat.passage_while_writing: the composition /chat
+falls back to when the model fails), for the reader to read, marked as a quote, until the
+model's answer replaces it.
 
 MCP's `search_book` (functions.api.mcp): the sections themselves, each with its heading path,
 exact URL and text, for a reader's AI assistant to read and cite; it judges them itself.
@@ -37,8 +41,18 @@ def _retrieve(req: ChatRequest, retriever, spend_cap, paid: bool, context: str =
             settle(spend_cap, reserved, reserved)
 
 
-def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool) -> dict:
-    """{"sources": [{title, url}]}: the best distinct sections, or [] when confidence is low."""
+def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool,
+                 writes: bool = False) -> dict:
+    """{"sources": [{title, url}]}: the best distinct sections, or [] when confidence is low.
+    `writes`: a model writes /chat's answers; then `passage` too: the offline answer over the
+    same sections ({answer, citations}, as /chat's fallback shows it), or None."""
+    if writes:
+        from functions.answers.chat import passage_while_writing
+
+        hits, passage = passage_while_writing(req, retriever, spend_cap, settings, paid)
+        return {"sources": related_topics(hits, MAX_SOURCES),
+                "passage": None if passage is None else
+                {"answer": passage.answer, "citations": list(passage.citations)}}
     context = follow_up_context(req.question, req.history)  # as /chat searches without a model
     hits = _retrieve(req, retriever, spend_cap, paid, context)
     verdict = assess(hits, retriever.embedder.model_name, settings.low_confidence_threshold,

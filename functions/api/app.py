@@ -169,14 +169,16 @@ def chat_work(deps) -> Work:
 
 
 def sources_work(deps) -> Work:
-    """POST /sources: the /chat body, answered with the sections found (functions.answers.sources).
-    Its own rate-limit bucket, so asking for sources never uses up a reader's questions."""
+    """POST /sources: the /chat body, answered with the sections found (functions.answers.sources)
+    and, where a model writes the answers, the offline answer's passage. Its own rate-limit
+    bucket, so asking for sources never uses up a reader's questions."""
     def work(raw: bytes, ip: str, request_id: str) -> dict:
         from functions.answers.sources import find_sources
 
         check_rate(deps.rate_limiter, f"{ip}|sources")
         req = chat_request(parse_json(raw))
-        return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid)
+        return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid,
+                            writes=deps.chat_model is not None)
     return work
 
 

@@ -1,9 +1,16 @@
 """POST /sources: the sections a question finds, quickly, for the widget to show while a model
-writes the answer; none for an off-topic question; its own rate-limit bucket; never recorded."""
+writes the answer, and there the offline answer's passage (as /chat's fallback gives it); none
+for an off-topic question; its own rate-limit bucket; never recorded; bad input a 4xx."""
 
 from __future__ import annotations
 
+import json
+import re
+
+import pytest
+
 from functions.services.ratelimit import MemoryRateLimiter
+from tests.functions.book import ALL_URLS
 
 
 def test_sources_are_the_sections_the_answer_will_cite(client):
@@ -32,3 +39,114 @@ def test_sources_have_their_own_rate_limit_and_the_chat_validation(client):
     assert c.post("/sources", json={"question": "jitter"}).status_code == 429
     r = client().post("/sources", json={"question": "jitter", "nope": 1})
     assert r.status_code in (400, 422) and r.json()["error"]["code"]
+
+
+# Where a model writes the answers (CHAT_PROVIDER=openai): /sources also brings the offline
+# answer's passage over the same sections, through the Lambda handler, the model being the fake
+# OpenAI server over HTTP, slow.
+JITTER = {"question": "How do I measure loop jitter?"}
+
+
+@pytest.fixture
+def model_handler(make_deps, fake_openai, book_settings):
+    """(the chat function's Lambda handler with a model that times out after 0.5 s, its deps)."""
+    from mangum import Mangum
+
+    from functions.api.app import create_app
+    from functions.services.openai_http import OpenAIChat, OpenAIHttp
+
+    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=0.5, deadline=3.0))
+    deps = make_deps(chat_model=llm,
+                     settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
+    return Mangum(create_app(deps, "chat", threaded=False), lifespan="off"), deps
+
+
+def _post(handler, path: str, body) -> tuple[int, dict]:
+    from tests.functions.events import LambdaContext, http_api_v2
+
+    response = handler(http_api_v2(path, body), LambdaContext())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_while_a_model_writes_sources_bring_the_passage_its_fallback_would_show(
+        model_handler, fake_openai):
+    handler, deps = model_handler
+    fake_openai.delay_next(3.0, times=5, endpoint="chat")
+    status, found = _post(handler, "/sources", JITTER)
+    assert status == 200, found
+    assert not fake_openai.requests and not deps.feedback.answers  # no model call, no record
+    passage = found["passage"]
+    assert found["sources"][0]["url"] == "/book/docs/loop#loop-jitter"
+    assert "monotonic clock" in passage["answer"] and "[1]" in passage["answer"]
+    status, chat = _post(handler, "/chat", JITTER)  # the model is slow: /chat falls back
+    assert status == 200 and chat["mode"] == "offline-fallback", chat
+    assert passage == {"answer": chat["answer"], "citations": chat["citations"]}
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", passage["answer"])}
+    assert markers == {c["n"] for c in passage["citations"]}
+    assert {c["url"] for c in passage["citations"]} <= set(ALL_URLS)
+
+
+def test_while_a_model_writes_a_follow_up_gets_the_passage_of_the_question_with_its_turn(
+        model_handler, fake_openai):
+    handler, _ = model_handler
+    history = [{"role": "user", "content": "What is a complementary filter?"},
+               {"role": "assistant", "content": "A fusion of gyroscope and accelerometer [1]."}]
+    status, found = _post(handler, "/sources", {"question": "what value is typical?",
+                                                "history": history})
+    assert status == 200 and not fake_openai.requests  # no rewrite by the model either
+    assert found["passage"]["citations"][0]["url"].endswith("#complementary-filter"), found
+
+
+@pytest.mark.parametrize("question", [
+    "What is the capital of Australia?",  # off the book: the decision refuses
+    "How do I bake a sourdough loaf?",  # names what the book never mentions
+])
+def test_no_sources_and_no_passage_when_the_decision_refuses(model_handler, question):
+    status, found = _post(model_handler[0], "/sources", {"question": question})
+    assert (status, found["sources"], found["passage"]) == (200, [], None)
+
+
+def test_no_passage_when_the_offline_answerer_has_nothing_to_quote(model_handler, fake_openai):
+    """The book's sections on the loop rate are found (the model gets them) but none states the
+    number asked for, so the offline answerer refuses, and /chat's fallback does too."""
+    handler, _ = model_handler
+    asked = {"question": "How many times per second does the loop run?"}
+    status, found = _post(handler, "/sources", asked)
+    assert status == 200 and found["sources"] and found["passage"] is None
+    fake_openai.delay_next(3.0, times=5, endpoint="chat")
+    chat = _post(handler, "/chat", asked)[1]
+    assert chat["mode"] == "offline-fallback" and chat["low_confidence"] and not chat["citations"]
+
+
+def test_the_offline_deployment_sends_no_passage(client):
+    r = client().post("/sources", json=JITTER)
+    assert r.status_code == 200 and set(r.json()) == {"sources", "request_id"}
+
+
+@pytest.mark.parametrize("body", [
+    "{not json", {"question": 5}, {"question": "jitter", "top_k": 99},
+    {"question": "jitter", "history": "yes"}, {"question": "x" * 2001},
+    ["question"],
+])
+def test_bad_input_to_sources_with_a_model_is_a_4xx_naming_the_problem(model_handler,
+                                                                       fake_openai, body):
+    status, answer = _post(model_handler[0], "/sources", body)
+    assert 400 <= status < 500 and answer["error"]["code"] and answer["error"]["message"], answer
+    assert "Traceback" not in json.dumps(answer) and not fake_openai.requests
+
+
+def test_sources_with_a_model_keep_their_own_rate_limit(make_deps, fake_openai, book_settings):
+    from mangum import Mangum
+
+    from functions.api.app import create_app
+    from functions.services.openai_http import OpenAIChat, OpenAIHttp
+
+    fake_openai.reply_next("Jitter is the variation of the loop period [1].")
+    deps = make_deps(chat_model=OpenAIChat(OpenAIHttp("k", fake_openai.base_url)),
+                     rate_limiter=MemoryRateLimiter(1, 100),
+                     settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
+    handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    assert _post(handler, "/sources", JITTER)[0] == 200
+    assert _post(handler, "/chat", JITTER)[0] == 200  # a question left: not used up by /sources
+    status, limited = _post(handler, "/sources", JITTER)
+    assert status == 429 and "passage" not in limited
