@@ -60,6 +60,11 @@ const DEFAULT_LABELS = Object.freeze({
   // {length}, {max}: character counts.
   selectionTooLong: 'That selection is {length} characters long; the assistant reads at most {max}. Select a paragraph or two and try again.',
   sourcesFound: 'Found in the textbook; writing the answer…',
+  // Above the book's own passage, shown (where a model writes the answers) until the written
+  // answer replaces it.
+  passageWhileWriting: 'From the book, while the answer is written',
+  // Above that passage when no answer came (it failed or the reader stopped it).
+  passageKept: 'From the book (quoted; no answer was written)',
   errorTimeout: 'The assistant took too long to answer. Please try again in a moment.',
   errorNetwork: 'Could not reach the textbook assistant. Check your connection and try again; your question is still in the box.',
   // {wait}: waitSeconds or waitUnknown.

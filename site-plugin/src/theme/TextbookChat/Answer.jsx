@@ -1,10 +1,14 @@
-/** One assistant answer: Markdown with [n] citation links, sources, low-confidence topics, copy and feedback. */
+/**
+ * One assistant answer: Markdown with [n] citation links, sources, low-confidence topics, copy and
+ * feedback. Also the book's passage shown while a model writes (`message.passage`: 'writing', or
+ * 'kept' when no answer came), marked as a quote from the book.
+ */
 import React from 'react';
 import {citationLabel, topicLabel} from '../../client/citations.mjs';
 import {answerAsMarkdown} from '../../client/copy.mjs';
 import {fill} from '../../client/labels.mjs';
 import CopyButton from './CopyButton';
-import {ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
+import {QuoteIcon, ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
 import styles from './styles.module.css';
 
@@ -124,9 +128,18 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
     });
   return (
     <div
-      className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence)}
+      className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence, message.passage && styles.passage)}
       data-message={message.id}
-      data-low-confidence={message.lowConfidence ? 'true' : undefined}>
+      data-low-confidence={message.lowConfidence ? 'true' : undefined}
+      data-passage={message.passage || undefined}
+      // The passage shown while the answer is written is not read out: the answer replacing it
+      // will be (the status line says it is there).
+      aria-live={message.passage === 'writing' ? 'off' : undefined}>
+      {message.passage && (
+        <p className={styles.passageNote} data-passage-label="">
+          <QuoteIcon /> {message.passage === 'kept' ? labels.passageKept : labels.passageWhileWriting}
+        </p>
+      )}
       {message.offlineFallback && (
         <p className={styles.lowConfidenceNote} data-offline-fallback="true">{labels.offlineFallback}</p>
       )}

@@ -43,3 +43,6 @@ export const ExternalIcon = () => (
 export const StopIcon = () => (
   <Svg size={16}><rect x="6" y="6" width="12" height="12" rx="1" /></Svg>
 );
+export const QuoteIcon = () => (
+  <Svg size={16}><path d="M10 7H5v6h4v1a3 3 0 0 1-3 3M19 7h-5v6h4v1a3 3 0 0 1-3 3" /></Svg>
+);

@@ -9,6 +9,7 @@ import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
+import {keptPassage, readSources, rememberWrites, sourcesDelay} from '../../client/waiting.mjs';
 import Answer, {TargetLink, Untranslated} from './Answer';
 import {ChatIcon, CloseIcon, NarrowIcon, StopIcon, WidenIcon} from './Icons';
 import SelectionPopover from './SelectionPopover';
@@ -16,8 +17,6 @@ import styles from './styles.module.css';
 
 const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
 const WIDE_KEY = 'textbook-chat:wide';
-// An answer slower than this gets the sections found shown first (POST /sources).
-const SOURCES_AFTER_MS = 400;
 const EXCERPT_CHARS = 280;
 const PHONE_QUERY = '(max-width: 600px)';
 
@@ -59,8 +58,11 @@ export default function TextbookChat() {
   const [error, setError] = useState(null);
   const [selection, setSelection] = useState(null);
   const [wide, setWide] = useState(false);
+  // What POST /sources found for the question being answered: {seq, sources, passage}.
   const [found, setFound] = useState(null);
   const stopper = useRef(null);
+  // The passage on screen for the question being answered (kept if no answer comes).
+  const quoted = useRef(null);
   // The answer whose start the log has shown (a new one is scrolled to, not past).
   const shown = useRef(null);
   const askSeq = useRef(0);
@@ -111,17 +113,21 @@ export default function TextbookChat() {
     const log = logRef.current;
     if (!log) return;
     const last = messages[messages.length - 1];
-    const answer = !pending && last?.role === 'assistant' ? log.querySelector(`[data-message="${last.id}"]`) : null;
+    // The book's passage shown while the answer is written opens at its start, as an answer does.
+    const passage = pending ? log.querySelector('[data-passage="writing"]') : null;
+    const answer = passage || (!pending && last?.role === 'assistant' ? log.querySelector(`[data-message="${last.id}"]`) : null);
     if (!answer) {
       log.scrollTop = log.scrollHeight;
       return;
     }
-    if (shown.current === last.id && !error) return;
-    shown.current = last.id;
-    const question = answer.previousElementSibling;
+    const key = passage ? answer.getAttribute('data-message') : last.id;
+    if (shown.current === key && !error) return;
+    shown.current = key;
+    // (the passage has the sections found between it and its question)
+    const question = passage ? log.querySelector(`[data-message="${last?.id}"]`) : answer.previousElementSibling;
     const fits = question && question.offsetHeight < log.clientHeight / 3;
     log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8);
-  }, [messages, pending, error, open]);
+  }, [messages, pending, error, open, found]);
 
   const close = useCallback(() => {
     setOpen(false);
@@ -195,23 +201,36 @@ export default function TextbookChat() {
     const seq = (askSeq.current += 1);
     const controller = new AbortController();
     stopper.current = controller;
+    // /sources ends with the answer, or with Stop (which aborts `controller`).
+    const preview = new AbortController();
+    controller.signal.addEventListener('abort', () => preview.abort());
+    quoted.current = null;
     let sourcesTimer = null;
+    // No answer came: the question goes back in the box so the reader can send it again; a
+    // passage the reader was shown stays in the conversation, under its question, still a quote.
     const giveBack = () => {
-      setMessages((previous) => previous.filter((m) => m.id !== shownQuestion.id));
+      const kept = keptPassage(quoted.current, newId());
+      if (kept) setMessages((previous) => [...previous, kept]);
+      else setMessages((previous) => previous.filter((m) => m.id !== shownQuestion.id));
       setInput(typed);
       setSelection(asking);
     };
     try {
       if (!asking) {
-        // Lambda buffers the answer: while a model writes it, show the sections it will draw on.
+        // Lambda buffers the answer: while a model writes it, show the sections it will draw on
+        // and the book's own passage (at once where a model is known to write, else after a
+        // moment, so a quick offline answer needs no second request).
         sourcesTimer = window.setTimeout(() => {
-          postJson(fetch, endpoint(apiUrl, 'sources'), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal})
+          postJson(fetch, endpoint(apiUrl, 'sources'), body, {timeoutMs: requestTimeoutMs, labels, signal: preview.signal})
             .then((data) => {
-              const sources = Array.isArray(data.sources) ? data.sources.filter((s) => s && s.url) : [];
-              setFound({seq, sources});
+              const read = readSources(data);
+              rememberWrites(sessionStore(), read);
+              if (seq !== askSeq.current || preview.signal.aborted) return;
+              quoted.current = read.passage;
+              setFound({seq, sources: read.sources, passage: read.passage});
             })
             .catch(() => {}); // only a preview: an API without /sources just shows the spinner
-        }, SOURCES_AFTER_MS);
+        }, sourcesDelay(sessionStore()));
       }
       const answer = normaliseAnswer(
         await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal}),
@@ -237,6 +256,8 @@ export default function TextbookChat() {
       }
     } finally {
       window.clearTimeout(sourcesTimer);
+      preview.abort();
+      quoted.current = null;
       stopper.current = null;
       guard.end('ask');
       setPending(false);
@@ -283,6 +304,8 @@ export default function TextbookChat() {
     setError(null);
     setOpen(true);
   };
+
+  const waitingPassage = pending && found?.seq === askSeq.current && found.passage ? found.passage : null;
 
   const onKeyDown = (event) => {
     if (event.key === 'Escape') {
@@ -377,6 +400,8 @@ export default function TextbookChat() {
             {pending && (
               <p className={styles.loading} role="status">
                 <span className={styles.spinner} aria-hidden="true" /> {labels.thinking}
+                {/* The passage itself is not read out (the answer replacing it will be): this says it is there. */}
+                {waitingPassage && <span className={styles.srOnly}> {labels.passageWhileWriting}</span>}
               </p>
             )}
             {pending && found?.seq === askSeq.current && found.sources.length > 0 && (
@@ -393,6 +418,16 @@ export default function TextbookChat() {
                   ))}
                 </ul>
               </nav>
+            )}
+            {waitingPassage && (
+              <Answer
+                message={{id: `passage-${found.seq}`, role: 'assistant', content: found.passage.answer, citations: found.passage.citations, passage: 'writing'}}
+                labels={labels}
+                pageLabels={pageLabels}
+                untranslatedMark={untranslatedMark}
+                resolve={resolve}
+                onNavigate={onNavigate}
+              />
             )}
           </div>
           {error && (
