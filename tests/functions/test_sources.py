@@ -150,3 +150,23 @@ def test_sources_with_a_model_keep_their_own_rate_limit(make_deps, fake_openai, 
     assert _post(handler, "/chat", JITTER)[0] == 200  # a question left: not used up by /sources
     status, limited = _post(handler, "/sources", JITTER)
     assert status == 429 and "passage" not in limited
+
+
+def test_sources_with_a_model_spend_from_the_days_budget_as_chat_does(make_deps, fake_openai,
+                                                                      book_settings):
+    """The search is paid for where a model writes (as /chat's): within the budget it is
+    counted (three questions fit a budget of 40 tokens, the fourth does not), past it /sources
+    says so, like /chat, and sends nothing."""
+    from mangum import Mangum
+
+    from functions.api.app import create_app
+    from functions.services.openai_http import OpenAIChat, OpenAIHttp
+    from functions.services.ratelimit import MemorySpendCap
+
+    deps = make_deps(chat_model=OpenAIChat(OpenAIHttp("k", fake_openai.base_url)),
+                     spend_cap=MemorySpendCap(40),
+                     settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
+    handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
+    replies = [_post(handler, "/sources", JITTER) for _ in range(4)]  # 11 tokens each
+    assert [status for status, _ in replies] == [200, 200, 200, 429], replies
+    assert replies[3][1]["error"]["code"] == "daily_budget" and not fake_openai.requests
