@@ -91,7 +91,8 @@ _UNIT_WORDS = frozenset({
 _IN_UNITS = re.compile(r"\bin ((?:[a-z%]+)(?:(?:,\s*|\s+or\s+|\s+and\s+)[a-z%]+)*)\s*[,?.]",
                        re.I)
 _NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                     r"dozen|hundred|thousand)\b", re.I)
+                     r"(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|"
+                     r"sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b", re.I)
 _ROW = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
 
 

@@ -294,6 +294,10 @@ def test_a_citation_marker_or_a_possessive_is_not_a_quantity():
     assert not states_quantity("The robot's horizon covers 3 gait phases.", steps)
     assert states_quantity("The horizon is 5 s long.", steps)
     assert states_quantity("A horizon of 20 steps.", steps)
+    # a number in words states it too, from two to the tens
+    assert states_quantity("The horizon spans twenty steps.", steps)
+    assert states_quantity("It looks fifteen steps ahead.", steps)
+    assert not states_quantity("The canteen horizon has steps.", steps)
 
 
 def test_a_hard_wrapped_sentence_states_its_number():
