@@ -408,6 +408,10 @@ def serve(args, deps=None) -> int:
     deps = deps or Deps.from_env(local_env(args.rate_limit))
     if deps.config_error is None:
         say_rate_limits(deps.settings, "serve")
+        started = time.perf_counter()
+        deps.warm("chat")  # as a Lambda container starts: the first reader does not wait for it
+        print(f"textbook-chat: index and model loaded in {time.perf_counter() - started:.1f} s",
+              file=sys.stderr)
     origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS
     app = create_app(deps, "all", cors_origins=origins or [],
                      cors_origin_regex=None if origins else LOCAL_ORIGINS)
