@@ -409,8 +409,9 @@ def serve(args, deps=None) -> int:
     if deps.config_error is None:
         say_rate_limits(deps.settings, "serve")
         started = time.perf_counter()
-        deps.warm("chat")  # as a Lambda container starts: the first reader does not wait for it
-        print(f"textbook-chat: index and model loaded in {time.perf_counter() - started:.1f} s",
+        deps.warm("chat", index=False)  # as a Lambda container's init: the first reader does
+        # not wait for the model (the index is opened on the first question, as before)
+        print(f"textbook-chat: embedding model loaded in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
     origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS
     app = create_app(deps, "all", cors_origins=origins or [],

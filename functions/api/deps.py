@@ -87,8 +87,10 @@ class Deps:
         self.config_error, self._error_type = str(exc), type(exc)
         self._retry_at = None if retry_in is None else self._clock() + retry_in
 
-    def warm(self, routes: str = "chat") -> None:
+    def warm(self, routes: str = "chat", index: bool = True) -> None:
         """Build at init what the first request would: clients, the model side, the tokenizer.
+        index=False leaves the index unopened (`textbook-chat serve`: a local index is opened
+        on the first question, so `index` may still run beside it until then).
 
         On Lambda the handlers call this while the container starts, so a SnapStart snapshot
         holds it and, without SnapStart, the first reader's request does not pay for it (init
@@ -99,7 +101,7 @@ class Deps:
             return
         names = ["rate_limiter", "spend_cap", "feedback", "chat_model"]
         if routes == "chat":
-            names += ["embedder", "retriever"]
+            names += ["embedder", "retriever"] if index else ["embedder"]
         for name in names:
             try:
                 getattr(self, name)

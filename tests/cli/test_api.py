@@ -142,7 +142,7 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
     listening = said.index(
         f"POST http://127.0.0.1:{port}/chat  /sources  /selection  /feedback  /mcp  GET /health")
     # the model is loaded before the first reader's question, as a Lambda container does at init
-    assert -1 < said.find("textbook-chat: index and model loaded in ") < listening
+    assert -1 < said.find("textbook-chat: embedding model loaded in ") < listening
 
 
 def test_bad_event_files_and_ports_are_usage_errors(tmp_path, capsys):

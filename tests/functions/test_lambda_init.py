@@ -80,3 +80,16 @@ def test_offline_chat_init_on_lambda_loads_the_local_model_without_calling_anyth
     assert not connected
     got, _ = _init("chat", tmp_path, on_lambda=False, offline=True)
     assert got["model_loaded"] is False  # off Lambda nothing is built ahead
+
+
+def test_serve_warms_the_model_but_leaves_the_index_for_the_first_question(tmp_path):
+    """`textbook-chat serve` warms as Lambda does, minus the index: a local index is opened on
+    the first question, so `textbook-chat index` may still run beside serve until then."""
+    from functions.api.deps import Deps
+
+    deps = Deps.from_env({"QDRANT_PATH": str(tmp_path / "index"), "EMBEDDING_PROVIDER": "local",
+                          "CHAT_PROVIDER": "extractive"})
+    deps.warm("chat", index=False)
+    assert "embedder" in deps._built and deps._built["embedder"]._encoder is not None
+    assert "retriever" not in deps._built and "search" not in deps._built
+    assert not (tmp_path / "index").exists()
