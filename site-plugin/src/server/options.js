@@ -40,6 +40,11 @@ const DEFAULT_LABELS = Object.freeze({
   copied: 'Copied',
   // Copies the answer as Markdown, its citations as links to the sections.
   copyAnswer: 'Copy answer',
+  // Copies a link that opens the page the question was asked on and asks it again
+  // (`?ask-textbook=…`); linkCopied says it is on the clipboard.
+  share: 'Share',
+  shareTitle: 'Copy a link that opens this page and asks this question',
+  linkCopied: 'Link copied',
   // Cancels the question being answered; the question goes back in the box.
   stop: 'Stop',
   // Read by screen readers after a link from the book's text to another site.

@@ -1,14 +1,16 @@
 /**
- * One assistant answer: Markdown with [n] citation links, sources, low-confidence topics, copy and
- * feedback. Also the book's passage shown while a model writes (`message.passage`: 'writing', or
- * 'kept' when no answer came), marked as a quote from the book.
+ * One assistant answer: Markdown with [n] citation links, sources, low-confidence topics, copy,
+ * share (`message.asked`: the question and the page it was asked on) and feedback. Also the
+ * book's passage shown while a model writes (`message.passage`: 'writing', or 'kept' when no
+ * answer came), marked as a quote from the book.
  */
 import React from 'react';
 import {citationLabel, topicLabel} from '../../client/citations.mjs';
+import {askLink} from '../../client/asklink.mjs';
 import {answerAsMarkdown} from '../../client/copy.mjs';
 import {fill} from '../../client/labels.mjs';
 import CopyButton from './CopyButton';
-import {QuoteIcon, ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
+import {LinkIcon, QuoteIcon, ThumbDownIcon, ThumbUpIcon, WarningIcon} from './Icons';
 import Markdown from './Markdown';
 import styles from './styles.module.css';
 
@@ -182,6 +184,17 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
       )}
       <div className={styles.feedback}>
         <CopyButton text={asMarkdown} label={labels.copyAnswer} copiedLabel={labels.copied} />
+        {message.asked && (
+          // A link that opens the page the question was asked on and asks it again.
+          <CopyButton
+            text={() => askLink(window.location.origin, message.asked.page, message.asked.question)}
+            label={labels.share}
+            title={labels.shareTitle}
+            copiedLabel={labels.linkCopied}
+            icon={<LinkIcon />}
+            data-share=""
+          />
+        )}
         <Feedback message={message} labels={labels} onRate={onRate} onComment={onComment} />
       </div>
     </div>

@@ -23,8 +23,12 @@ export async function copyText(text) {
   }
 }
 
-/** `text` is a string or a function giving it (built only when the reader copies). */
-export default function CopyButton({text, label, copiedLabel, className = ''}) {
+/**
+ * `text` is a string or a function giving it (built only when the reader copies); `icon` and
+ * `title` (the tooltip) are the copy icon and `label` unless given. "Copied" is also said in a
+ * status line, which screen readers announce (a changed button name is not always read).
+ */
+export default function CopyButton({text, label, copiedLabel, className = '', icon = <CopyIcon />, title = label, ...rest}) {
   const [copied, setCopied] = React.useState(false);
   React.useEffect(() => {
     if (!copied) return undefined;
@@ -32,14 +36,18 @@ export default function CopyButton({text, label, copiedLabel, className = ''}) {
     return () => window.clearTimeout(timer);
   }, [copied]);
   return (
-    <button
-      type="button"
-      className={`${styles.iconButton} ${className}`}
-      aria-label={copied ? copiedLabel : label}
-      title={label}
-      onClick={() => copyText(typeof text === 'function' ? text() : text).then(() => setCopied(true), () => setCopied(false))}>
-      <CopyIcon />
-      <span>{copied ? copiedLabel : label}</span>
-    </button>
+    <>
+      <button
+        type="button"
+        className={`${styles.iconButton} ${className}`}
+        aria-label={copied ? copiedLabel : label}
+        title={title}
+        onClick={() => copyText(typeof text === 'function' ? text() : text).then(() => setCopied(true), () => setCopied(false))}
+        {...rest}>
+        {icon}
+        <span>{copied ? copiedLabel : label}</span>
+      </button>
+      <span className={styles.srOnly} role="status">{copied ? copiedLabel : ''}</span>
+    </>
   );
 }

@@ -34,6 +34,9 @@ export const NarrowIcon = () => (
 export const CopyIcon = () => (
   <Svg size={16}><path d="M9 9h11v11H9zM5 15H4V4h11v1" /></Svg>
 );
+export const LinkIcon = () => (
+  <Svg size={16}><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" /></Svg>
+);
 export const ExternalIcon = () => (
   <svg width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2"
     strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false" style={{marginInlineStart: '0.2em'}}>

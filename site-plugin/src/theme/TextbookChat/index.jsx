@@ -4,6 +4,7 @@ import {useHistory, useLocation} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
+import {isBot, readAskLink} from '../../client/asklink.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
@@ -246,6 +247,8 @@ export default function TextbookChat() {
           offlineFallback: Boolean(answer.offlineFallback),
           relatedTopics: answer.relatedTopics,
           requestId: answer.requestId,
+          // What Share links to: this question, on the page it was asked on.
+          ...(asking ? {} : {asked: {question, page: body.page_url}}),
         },
       ]);
     } catch (failure) {
@@ -304,6 +307,23 @@ export default function TextbookChat() {
     setError(null);
     setOpen(true);
   };
+
+  // A link that asks (`?ask-textbook=…`, client/asklink.mjs) opens the chat and asks once, as a
+  // new turn of the tab's conversation: in a reader's browser after hydration (no crawler, not
+  // while prerendered), and the parameter leaves the URL so a reload or Back does not ask again.
+  useEffect(() => {
+    if (!loaded || isBot(window.navigator.userAgent)) return undefined;
+    const take = () => {
+      const linked = readAskLink(window.location.href);
+      if (linked.url) window.history.replaceState(window.history.state, '', linked.url);
+      if (!linked.question) return;
+      setOpen(true);
+      ask(linked.question);
+    };
+    if (!document.prerendering) take();
+    else document.addEventListener('prerenderingchange', take, {once: true});
+    return () => document.removeEventListener('prerenderingchange', take);
+  }, [loaded]); // once, when the tab's conversation is loaded
 
   const waitingPassage = pending && found?.seq === askSeq.current && found.passage ? found.passage : null;
 
