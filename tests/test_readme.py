@@ -151,9 +151,12 @@ def test_the_release_the_docs_name_is_the_version_and_the_changelog_s():
     deploying = (DOCS / "deploying.md").read_text(encoding="utf-8")
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
     plugin = json.loads((ROOT / "site-plugin" / "package.json").read_text())["version"]
-    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(tag `v\1`\)",
-                          (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
-    assert releases and releases[0] == version == plugin
+    locked = json.loads((ROOT / "site-plugin" / "package-lock.json").read_text())["packages"][""]
+    mcp = re.search(r'^SERVER_VERSION = "([^"]+)"', (ROOT / "functions/api/mcp.py").read_text(), re.M)[1]
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(tag `v\1`\) — \d{4}-\d\d-\d\d$", changelog, re.M)
+    assert releases and releases[0] == version == plugin == locked["version"] == mcp
+    assert changelog.index("## [Unreleased]") < changelog.index(f"## [{version}]")
     for text in (readme, deploying):
         tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", text))
         assert tags == {f"v{version}"}, tags

@@ -23,7 +23,7 @@ from functions.api.validation import MAX_QUESTION_CHARS, parse_json
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = PROTOCOL_VERSIONS[-1]
 SERVER_NAME = "textbook-chat"
-SERVER_VERSION = "0.1.0"  # pyproject's version (the Lambda package has no installed metadata)
+SERVER_VERSION = "0.2.0"  # pyproject's version (the Lambda package has no installed metadata)
 
 # JSON-RPC 2.0 error codes; -32000..-32099 are the server's own (here: the service could not
 # answer, e.g. over the rate limit or a model outage; `data` says which, with /chat's code).
