@@ -46,7 +46,7 @@ class SiteConfig:
     site: SiteSettings
     docs_path: str = "docs"
     warnings: list[str] = field(default_factory=list)
-    how: str = "read by pattern"  # or "evaluated with <loader>"
+    how: str = "every setting read from the file"  # or "evaluated with <loader>"
 
 
 def find_config(site_dir: Path) -> Path | None:
@@ -72,9 +72,17 @@ def load_site_config(site_dir: Path, evaluate: bool = True) -> SiteConfig:
         if evaluated is not None:
             return settings_of(evaluated, path.name)
     config = parse_site_config(path.read_text(encoding="utf-8", errors="replace"), path.name)
-    config.how = f"read by pattern: {reason}"
-    if config.warnings:
-        config.warnings.insert(0, f"{path.name} was read by pattern, not run ({reason})")
+    if not config.warnings and not reason.startswith("Node "):  # Node absent, or the site's
+        config.how = "every setting read from the file"  # packages: every setting the index
+        return config  # needs was a plain value, nothing missing, nothing to do
+    if not config.warnings:  # Node ran it and it failed: a Docusaurus build would fail too
+        config.how = "read from the file (see the warning above)"
+        config.warnings.append(f"{path.name} did not run: {reason}")
+        return config
+    # Only now does it matter that Node did not run it (and what would let it).
+    config.how = "read from the file, some settings missing (see the warnings above)"
+    config.warnings.insert(0, f"{path.name} computes some settings with code, which is read only "
+                              f"by running it with the site's packages; it was not run: {reason}")
     return config
 
 
@@ -102,7 +110,8 @@ def _run_node(path: Path) -> tuple[dict | None, str]:
         return None, "Node.js is not installed"
     site = path.resolve().parent
     if not any((d / "node_modules").is_dir() for d in (site, *site.parents)):
-        return None, "the site's node_modules are not installed (`npm ci` there runs it)"
+        return None, ("the site's packages are not installed (`npm ci` in the site's folder "
+                      "installs them)")
     try:
         done = subprocess.run([node, str(READER), str(site), str(path.resolve())], cwd=site,
                               capture_output=True, text=True, timeout=NODE_SECONDS)

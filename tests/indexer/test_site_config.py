@@ -101,15 +101,21 @@ def test_read_by_pattern_says_why_node_did_not_run(tmp_path, monkeypatch):
     (tmp_path / "docusaurus.config.js").write_text("module.exports = {baseUrl: process.env.B};")
     monkeypatch.setenv("TEXTBOOK_CHAT_NODE", "off")
     config = load_site_config(tmp_path)
-    assert config.how == "read by pattern: Node.js is not installed"
-    assert config.warnings[0] == "docusaurus.config.js was read by pattern, not run (Node.js is not installed)"
+    assert config.how == "read from the file, some settings missing (see the warnings above)"
+    assert config.warnings[0] == ("docusaurus.config.js computes some settings with code, which is "
+                                  "read only by running it with the site's packages; it was not "
+                                  "run: Node.js is not installed")
     monkeypatch.delenv("TEXTBOOK_CHAT_NODE")
     (tmp_path / "docusaurus.config.js").write_text("module.exports = {baseUrl: process.env.B };")
     config = load_site_config(tmp_path)
     if shutil.which("node"):
-        assert config.how == ("read by pattern: the site's node_modules are not installed "
-                              "(`npm ci` there runs it)")
+        assert config.warnings[0].endswith("it was not run: the site's packages are not installed "
+                                           "(`npm ci` in the site's folder installs them)")
     assert "pass --base-url" in config.warnings[1]
+    # Every setting a plain value: what was read, and no nudge to install anything.
+    (tmp_path / "docusaurus.config.js").write_text("module.exports = {baseUrl: '/b/'};")
+    config = load_site_config(tmp_path)
+    assert (config.how, config.warnings) == ("every setting read from the file", [])
 
 
 @pytest.mark.skipif(not shutil.which("node"), reason="node is not installed")
@@ -132,7 +138,8 @@ module.exports = async () => ({
     assert config.warnings == []
     (tmp_path / "docusaurus.config.js").write_text("throw new Error('no BASE_URL set');")
     config = load_site_config(tmp_path)
-    assert config.how == "read by pattern: Node could not load it: no BASE_URL set"
+    assert config.how == "read from the file (see the warning above)"
+    assert config.warnings == ["docusaurus.config.js did not run: Node could not load it: no BASE_URL set"]
 
 
 def test_the_manifest_beside_the_site_is_used_by_default(tmp_path, capsys):
