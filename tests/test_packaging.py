@@ -110,3 +110,27 @@ def test_the_pinned_indexer_set_installs_on_the_oldest_python_and_the_workflow_s
             capture_output=True, text=True, timeout=600)
         errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
         assert done.returncode == 0, f"Python {version}: {errors or done.stderr[-2000:]}"
+
+
+def test_setup_says_what_it_installs_before_pip_runs_and_how_long_it_took(tmp_path):
+    """pip runs quietly for a minute: setup.sh says what it is doing before, and the time after.
+    The .venv's python here runs the version checks with this Python and logs each pip call
+    (to stderr, so the order of the lines shows what was said before pip started)."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.write_text(f'#!/bin/bash\nif [ "$1" = -m ] && [ "$2" = pip ]; then echo "pip: $*" >&2; '
+                      f'else exec {sys.executable} "$@"; fi\n')
+    python.chmod(0o755)
+    done = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh"), "test"], cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    first_pip = next(i for i, line in enumerate(lines) if line.startswith("pip: "))
+    assert lines[first_pip - 1].startswith("scripts/setup.sh: installing textbook-chat with its "
+                                           "'test' extras into .venv: about a minute"), lines
+    assert re.fullmatch(r"scripts/setup\.sh: installed in \d+ s \(.*\)", lines[-1]), lines
+    assert (tmp_path / ".venv" / ".textbook-chat-setup-test").is_file()

@@ -217,21 +217,32 @@ def ask(question: Question, as_json: bool = False, handler=None, explain: bool =
     elif "error" in data:
         print(f"textbook-chat: {_as_flags(data['error']['message'])}", file=sys.stderr)
     else:
-        print(data["answer"])
-        for c in data.get("citations", []):
-            print(f"  [{c['n']}] {c['title']} › {c['section_title']}  {c['url']}")
-        for t in data.get("related_topics") or []:
-            print(f"  see: {t['title']}  {t['url']}")
-        if data.get("low_confidence"):
-            print(f"  (low confidence: {data.get('confidence')})")
+        print("\n".join(answer_lines(data, function)))
     if why and "error" not in data:
-        print("\n".join(why))
+        print("\n".join([*why, f"  confidence: {data.get('confidence')}"
+                                f"{' (low)' if data.get('low_confidence') else ''}"]))
     if lost:
         print(f"textbook-chat ask: {lost}; this question and answer are not in it.",
               file=sys.stderr)
         return 1
     status = response.get("statusCode", 500)
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
+
+
+def answer_lines(data: dict, function: str = "chat") -> list[str]:
+    """An answer as `ask` prints it: the text, its citations (`[1] Page › Section  URL`, without
+    the parts a selection's citation lacks), related sections, and for a weak answer one line an
+    author can act on. The confidence figure itself is --explain's (a refusal says it refuses;
+    a selection's note says what it did)."""
+    lines = [data["answer"]]
+    for c in data.get("citations", []):
+        where = " › ".join(part for part in (c.get("title"), c.get("section_title")) if part)
+        lines.append(f"  [{c['n']}] {where}  {c['url']}" if c.get("url") else f"  [{c['n']}] {where}")
+    lines += [f"  see: {t['title']}  {t['url']}" for t in data.get("related_topics") or []]
+    if data.get("low_confidence") and not data.get("refusal") and function == "chat":
+        lines.append("  (a weak match: the cited sections may not answer exactly this; "
+                     "--explain says why)")
+    return lines
 
 
 def explain_decision(body: dict, deps) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -67,8 +68,9 @@ def cmd_demo(args) -> int:
         f"QDRANT_COLLECTION={settings.collection} ")
     heading = ("Next, with no flags (same index):" if not prefix else
                f"Next, on the same index (the collection {settings.collection!r}):")
+    activate = "".join(f"  {line}\n" for line in command_on_path())
     print(
-        f"\n{heading}\n"
+        f"\n{heading}\n{activate}"
         f"  {prefix}textbook-chat ask \"What is loop jitter?\"\n"
         f"  {prefix}textbook-chat serve      the API on http://127.0.0.1:8787 for the widget "
         "(GET /health shows the index)\n"
@@ -77,3 +79,18 @@ def cmd_demo(args) -> int:
     )
     return 0
 
+
+
+def command_on_path() -> list[str]:
+    """What to type first so the printed `textbook-chat …` lines run this very command:
+    nothing when `textbook-chat` on PATH is this install's; the venv's activate script when it
+    runs from a virtual environment that is not active (scripts/demo.sh runs .venv/bin/…),
+    as the README does."""
+    script = Path(sys.prefix) / "bin" / "textbook-chat"
+    found = shutil.which("textbook-chat")
+    if found and script.exists() and Path(found).resolve() == script.resolve():
+        return []
+    activate = Path(sys.prefix) / "bin" / "activate"
+    if sys.prefix != sys.base_prefix and activate.is_file():
+        return [f". {shown(activate)}        once per terminal: puts textbook-chat on PATH"]
+    return []

@@ -56,6 +56,14 @@ def test_ask_off_topic_and_selection(minilm_env):
     out = cli(env, cwd, "ask", "What is the capital of Australia?", "--json")
     body = json.loads(out.stdout)
     assert out.returncode == 0 and body["low_confidence"] is True and body["related_topics"]
+    out = cli(env, cwd, "ask", "What is the capital of Australia?")  # the same, for a person
+    assert out.stdout.splitlines()[0] == body["answer"] and "see: " in out.stdout
+    assert "confidence" not in out.stdout  # a refusal says so; the figure is --explain's
+    out = cli(env, cwd, "ask", "What is the capital of Australia?", "--explain")
+    assert f"  confidence: {body['confidence']} (low)" in out.stdout.splitlines()
+    out = cli(env, cwd, "ask", "What does this mean?", "--selection",
+              "Jitter is the variation of the loop period.")  # no page: nothing after the title
+    assert "  [1] Your selection" in out.stdout.splitlines(), out.stdout
     out = cli(env, cwd, "ask", "What is jitter?", "--selection",
               "Jitter is the variation of the loop period.", "--page-url", "/book/docs/loop",
               "--anchor", "loop-jitter")

@@ -89,6 +89,25 @@ def test_usage_errors_exit_2_with_one_line(tmp_path):
     assert "default: 8787" in out.stdout and "default: 127.0.0.1" in out.stdout
 
 
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs to run from a virtualenv")
+def test_the_demo_s_next_steps_activate_the_venv_when_it_is_not_on_path(tmp_path):
+    """scripts/demo.sh runs .venv/bin/textbook-chat with the venv inactive: the printed
+    `textbook-chat ask …` lines would be 'command not found' without `. .venv/bin/activate`."""
+    code = ("from textbook_chat_cli.demo import command_on_path; import json; "
+            "print(json.dumps(command_on_path()))")
+    bin_dir = str(Path(sys.prefix) / "bin")
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and Path(p).resolve() != Path(bin_dir).resolve())
+    for on_path, expected in ((path, [f". {Path(sys.prefix, 'bin', 'activate')}"]),
+                              (bin_dir + os.pathsep + path, [])):
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "PATH": on_path})
+        assert out.returncode == 0, out.stderr
+        lines = json.loads(out.stdout)
+        assert [line.split("  ")[0] for line in lines] == expected
+        assert all("once per terminal" in line for line in lines)
+
+
 @pytest.mark.slow
 def test_demo_then_ask_and_eval_with_no_flags(tmp_path):
     first = cli(tmp_path, "demo")
