@@ -64,12 +64,22 @@ def cmd_feedback(args) -> int:
     else:
         if not rows:
             print(f"No low-confidence or down-rated questions in the last {args.days} days.")
-        for g in rows:
-            print(f"{g['asked']:>4}x  {g['question']}  (low confidence {g['low_confidence']}, "
-                  f"rated down {g['rated_down']}, last {g['last_asked']})")
-            for c in g["comments"][:3]:
-                print(f"        comment: {c}")
+        _print_groups(rows)
+        selected = list_low_confidence(store, args.days, selection=True)
+        if selected:
+            print("\nRated down by readers who asked about a passage they selected (\"Ask about "
+                  "this\"; about that passage, not a gap in the book):")
+            _print_groups(selected, low=False)
     return 0
+
+
+def _print_groups(groups: list[dict], low: bool = True) -> None:
+    for g in groups:
+        counts = f"low confidence {g['low_confidence']}, " if low else ""
+        print(f"{g['asked']:>4}x  {g['question']}  ({counts}rated down {g['rated_down']}, "
+              f"last {g['last_asked']})")
+        for c in g["comments"][:3]:
+            print(f"        comment: {c}")
 
 
 def _no_file(args) -> int:

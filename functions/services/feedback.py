@@ -2,7 +2,7 @@
 
 Every answer is recorded by request id (question, citations, low_confidence, mode) for 90 days;
 `up`/`down` feedback attaches to that record. `list_low_confidence` groups the questions the book
-did not answer well, which is what an author wants to see.
+did not answer well, which is what an author wants to see ("Ask about this" answers apart).
 """
 
 from __future__ import annotations
@@ -179,19 +179,24 @@ def export_feedback(store: FeedbackStore, days: int = 90, rated_only: bool = Fal
     return [a for a in store.answers(since) if a["rating"] or not rated_only]
 
 
-def list_low_confidence(store: FeedbackStore, days: int = 90,
-                        now: float | None = None) -> list[dict]:
-    """Questions the book did not answer well (low confidence or rated down), most asked first."""
+def list_low_confidence(store: FeedbackStore, days: int = 90, now: float | None = None,
+                        selection: bool = False) -> list[dict]:
+    """Questions the book did not answer well (low confidence or rated down), most asked first.
+    "Ask about this" answers (mode `selection`) are about the passage a reader selected, not
+    gaps in the book, and offline every one is low confidence (it quotes, it cannot rephrase):
+    they are left out, or with `selection` they alone are listed, those rated down."""
     groups: dict[str, dict] = {}
     for a in export_feedback(store, days, now=now):
-        if not (a["low_confidence"] or a["rating"] == "down"):
+        if (a["mode"] == "selection") != selection:
+            continue
+        if not ((a["low_confidence"] and not selection) or a["rating"] == "down"):
             continue
         key = " ".join(a["question"].lower().split()).rstrip("?!. ")
         g = groups.setdefault(key, {"question": a["question"], "asked": 0, "low_confidence": 0,
                                     "rated_down": 0, "last_asked": a["created_at"],
                                     "comments": []})
         g["asked"] += 1
-        g["low_confidence"] += int(a["low_confidence"])
+        g["low_confidence"] += int(a["low_confidence"] and not selection)
         g["rated_down"] += int(a["rating"] == "down")
         if a["comment"]:
             g["comments"].append(a["comment"])

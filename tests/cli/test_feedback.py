@@ -68,3 +68,39 @@ def test_release_keep_must_be_positive(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["release", "switch", "book--1", "--keep", "0"])
     assert exit_.value.code == 2 and "argument --keep: 0 must be 1 or more" in capsys.readouterr().err
+
+
+def test_ask_about_this_answers_are_not_listed_as_gaps_of_the_book(tmp_path, capsys):
+    """Offline, every "Ask about this" answer is low confidence (it quotes the selection, it
+    cannot rephrase it): not a question the book fails to answer. The report lists book
+    questions only, and selection answers readers rated down apart, under their own heading."""
+    from mangum import Mangum
+
+    from functions.api.app import create_app
+    from functions.api.deps import Deps
+    from functions.settings import Settings
+    from textbook_chat_cli.api import Question, ask
+
+    db = tmp_path / "fb.sqlite3"
+    store = SQLiteFeedbackStore(db)
+    handler = Mangum(create_app(Deps(Settings(), env={}, feedback=store), "selection",
+                                threaded=False), lifespan="off")
+    for _ in range(2):  # the real selection route records its answers
+        assert ask(Question("What does this mean?", "Jitter is the variation of the loop "
+                            "period; it grows with load."), handler=handler) == 0
+    [selected, _] = [r for r in store.answers(0)]
+    assert selected["mode"] == "selection" and selected["low_confidence"] is True
+    store.record_answer("c1", "How do I bake sourdough?", [], True, "chat")  # a real gap
+    capsys.readouterr()
+    assert main(["feedback", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "How do I bake sourdough?" in out and "What does this mean?" not in out
+    assert main(["feedback", "--db", str(db), "--format", "jsonl"]) == 0
+    assert "What does this mean?" not in capsys.readouterr().out
+    store.save_feedback(selected["request_id"], "down", "still unclear")
+    assert main(["feedback", "--db", str(db)]) == 0
+    gaps, apart = capsys.readouterr().out.split("\n\n")
+    assert "What does this mean?" not in gaps and "sourdough" in gaps
+    assert apart.startswith("Rated down by readers who asked about a passage they selected")
+    assert "   1x  What does this mean?  (rated down 1, last " in apart
+    assert "comment: still unclear" in apart
