@@ -426,7 +426,7 @@ def serve(args, deps=None) -> int:
               file=sys.stderr)
     origins = args.cors_origin or list(deps.allowed_origins) or None  # flag, else ALLOWED_ORIGINS
     app = create_app(deps, "all", cors_origins=origins or [],
-                     cors_origin_regex=None if origins else LOCAL_ORIGINS)
+                     cors_origin_regex=None if origins else LOCAL_ORIGINS, allowed_by=SERVE_FIX)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"textbook-chat serve: listening on {args.host}, reachable from other machines",
               file=sys.stderr)
@@ -437,6 +437,12 @@ def serve(args, deps=None) -> int:
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                 proxy_headers=bool(args.trust_proxy), forwarded_allow_ips=args.trust_proxy or None)
     return 0
+
+
+# What a refused site is told on a local serve (functions/api/crosssite.py's DEPLOYED_FIX there).
+SERVE_FIX = ("the sites this `textbook-chat serve` was started for: start it again with "
+             "`--cors-origin ORIGIN` for each site that calls it (by default any "
+             "http://localhost or 127.0.0.1 port)")
 
 
 def add_parsers(sub) -> None:

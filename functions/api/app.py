@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from functions.api import mcp
 from functions.api.admission import Gate
-from functions.api.crosssite import JsonCORSMiddleware, OriginRule, check_request
+from functions.api.crosssite import DEPLOYED_FIX, JsonCORSMiddleware, OriginRule, check_request
 from functions.api.http_errors import (
     REQUEST_ID_HEADER,
     ApiError,
@@ -345,10 +345,12 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 
 def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = None,
-               cors_origin_regex: str | None = None, threaded: bool = True) -> Starlette:
+               cors_origin_regex: str | None = None, threaded: bool = True,
+               allowed_by: str = DEPLOYED_FIX) -> Starlette:
     """routes: "chat" (/chat, /sources, /feedback, /mcp, /health), "selection" (/selection) or
     "all".
-    CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex.
+    CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex;
+    a refused site is told how the author allows one here (`allowed_by`: `serve` names its flag).
     threaded=False runs the blocking work inline (Lambda: one request per container); True runs
     it on threads behind a gate (functions.api.admission) that answers 503 busy past capacity."""
     configure_logging()
@@ -368,11 +370,11 @@ def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = 
     if not table:
         raise ValueError(f"routes={routes!r}: use chat, selection or all")
     origins = list(cors_origins if cors_origins is not None else deps.allowed_origins)
-    middleware = [Middleware(JsonCORSMiddleware, allow_origins=origins,
+    middleware = [Middleware(JsonCORSMiddleware, allowed_by=allowed_by, allow_origins=origins,
                              allow_origin_regex=cors_origin_regex, allow_methods=["GET", "POST"],
                              allow_headers=["Content-Type", "MCP-Protocol-Version"], max_age=600,
                              expose_headers=[REQUEST_ID_HEADER, "Retry-After"])]
     app = Starlette(routes=table, middleware=middleware,
                     exception_handlers={HTTPException: _http_error})
-    app.state.origin_rule = OriginRule(origins, cors_origin_regex)  # the same sites as CORS
+    app.state.origin_rule = OriginRule(origins, cors_origin_regex, allowed_by)  # CORS's sites
     return app

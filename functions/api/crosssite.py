@@ -19,14 +19,23 @@ from starlette.responses import Response
 
 from functions.api.http_errors import ApiError, error_body, json_response, new_request_id
 
+# How an author allows another site, where the API runs: the deployed functions read the
+# ALLOWED_ORIGINS setting; `textbook-chat serve` takes --cors-origin (textbook_chat_cli/api.py).
+# Named, never the list itself: a refusal does not reveal configuration values.
+DEPLOYED_FIX = ("the sites its author lists in the ALLOWED_ORIGINS setting (deployed: its SSM "
+                "parameter, then a redeploy; docs/deploying.md)")
+
 
 class OriginRule:
     """The sites allowed to call the API: exact origins and/or one regular expression.
-    With neither, every Origin is accepted (no ALLOWED_ORIGINS: server-to-server use)."""
+    With neither, every Origin is accepted (no ALLOWED_ORIGINS: server-to-server use).
+    `allowed_by`: how the author allows a site where this API runs (DEPLOYED_FIX)."""
 
-    def __init__(self, origins: Iterable[str] = (), regex: str | None = None):
+    def __init__(self, origins: Iterable[str] = (), regex: str | None = None,
+                 allowed_by: str = DEPLOYED_FIX):
         self.origins = tuple(origins)
         self.regex = re.compile(regex) if regex else None
+        self.allowed_by = allowed_by
 
     @property
     def active(self) -> bool:
@@ -43,7 +52,7 @@ def check_request(request: Request, rule: OriginRule) -> None:
     if origin is not None and not rule.allows(origin):
         raise ApiError(403, "origin_not_allowed",
                        f"Requests from {origin[:100]!r} are not accepted: this assistant answers "
-                       "only on the sites its author lists in ALLOWED_ORIGINS.")
+                       f"only on {rule.allowed_by}.")
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise ApiError(415, "unsupported_media_type",
@@ -52,7 +61,12 @@ def check_request(request: Request, rule: OriginRule) -> None:
 
 
 class JsonCORSMiddleware(CORSMiddleware):
-    """Starlette's CORS, with a refused preflight answered as our JSON error (not plain text)."""
+    """Starlette's CORS, with a refused preflight answered as our JSON error (not plain text)
+    naming how the author allows a site where the API runs (`allowed_by`, as OriginRule's)."""
+
+    def __init__(self, app, allowed_by: str = DEPLOYED_FIX, **options):
+        super().__init__(app, **options)
+        self.allowed_by = allowed_by
 
     def preflight_response(self, request_headers: Headers) -> Response:
         response = super().preflight_response(request_headers)
@@ -61,7 +75,7 @@ class JsonCORSMiddleware(CORSMiddleware):
         request_id = new_request_id()
         err = ApiError(400, "cors_refused",
                        "This cross-site request is not allowed (origin, method or headers); "
-                       "the site author lists allowed sites in ALLOWED_ORIGINS.")
+                       f"this assistant answers only on {self.allowed_by}.")
         headers = {k: v for k, v in response.headers.items()
                    if k.lower().startswith("access-control-") or k.lower() == "vary"}
         return json_response(error_body(err, request_id), 400, request_id, headers)

@@ -143,6 +143,9 @@ def test_serve_runs_both_apps_on_localhost(minilm_env):
                        headers={"Origin": "https://evil.example"}, timeout=10)
         assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
         assert r.json()["error"]["code"] == "origin_not_allowed"  # another site: no work
+        message = r.json()["error"]["message"]  # the fix that applies here, not the Lambda's
+        assert "start it again with `--cors-origin ORIGIN`" in message, message
+        assert "SSM" not in message and "localhost:3000" not in message
     finally:
         proc.terminate()
         proc.wait(timeout=10)

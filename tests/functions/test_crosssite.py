@@ -66,6 +66,10 @@ def test_forged_requests_do_no_work_asgi(paid, fake_openai, route, ctype, body, 
     assert r.status_code == expected, r.text
     assert r.json()["error"]["code"] == {403: "origin_not_allowed",
                                          415: "unsupported_media_type"}[expected]
+    if expected == 403:  # the deployed API names its setting, never the sites it holds
+        message = r.json()["error"]["message"]
+        assert "ALLOWED_ORIGINS setting (deployed: its SSM parameter" in message, message
+        assert ALLOWED not in message and "--cors-origin" not in message
     assert r.json()["request_id"] == r.headers["x-request-id"]
     assert "access-control-allow-origin" not in r.headers
     _no_work_done(deps, fake_openai)
@@ -95,6 +99,15 @@ def test_refused_preflight_is_json(paid):
                                     "Access-Control-Request-Headers": "content-type"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "cors_refused"
     assert "access-control-allow-origin" not in r.headers
+    assert "ALLOWED_ORIGINS setting" in r.json()["error"]["message"]
+    # where the app names another fix (a local `serve`: its flag), both refusals name that one
+    c = TestClient(create_app(paid(), "all", allowed_by="sites given with --cors-origin"),
+                   raise_server_exceptions=False)
+    r = c.options("/chat", headers={"Origin": EVIL, "Access-Control-Request-Method": "POST",
+                                    "Access-Control-Request-Headers": "content-type"})
+    assert r.json()["error"]["message"].endswith("only on sites given with --cors-origin.")
+    r = c.post("/chat", json=QUESTION, headers={"Origin": EVIL})
+    assert r.status_code == 403 and "ALLOWED_ORIGINS" not in r.json()["error"]["message"]
 
 
 def test_without_allowed_origins_any_origin_may_post_json(make_deps, book_settings):
