@@ -4,6 +4,7 @@ it, and scripts/setup.sh names the Python it found and the one needed instead of
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -134,3 +135,21 @@ def test_setup_says_what_it_installs_before_pip_runs_and_how_long_it_took(tmp_pa
                                            "'test' extras into .venv: about a minute"), lines
     assert re.fullmatch(r"scripts/setup\.sh: installed in \d+ s \(.*\)", lines[-1]), lines
     assert (tmp_path / ".venv" / ".textbook-chat-setup-test").is_file()
+
+
+@pytest.mark.npm
+@pytest.mark.skipif(not shutil.which("npm"), reason="npm is not installed")
+def test_the_site_plugin_package_holds_no_tests_and_everything_it_runs():
+    """`npm pack` of site-plugin: its "files" list must end with the `!src/**/*.test.*` rule
+    (a later entry such as `src/theme/` included src/theme/TextbookChat/text.test.mjs again)."""
+    done = subprocess.run(["npm", "pack", "--dry-run", "--json", "--ignore-scripts"],
+                          cwd=REPO / "site-plugin", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    files = {f["path"] for f in json.loads(done.stdout)[0]["files"]}
+    assert not [f for f in files if ".test." in f], sorted(files)
+    sources = {str(p.relative_to(REPO / "site-plugin")) for d in ("src/server", "src/theme")
+               for p in (REPO / "site-plugin" / d).rglob("*") if p.is_file() and ".test." not in p.name}
+    sources |= {str(p.relative_to(REPO / "site-plugin"))
+                for p in (REPO / "site-plugin" / "src" / "client").glob("*.mjs") if ".test." not in p.name}
+    assert sources <= files, sorted(sources - files)
+    assert {"package.json", "README.md"} <= files
