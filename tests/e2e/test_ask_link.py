@@ -1,7 +1,8 @@
 """Links that ask, in real Chromium on the built sample with the real API: `?ask-textbook=…` opens
 the chat on that page and asks once, as a new turn of the tab's conversation, then leaves the
 URL (reload and Back do not ask again); an answer's Share copies such a link, which asks the same
-question; an empty or too long question, or a crawler, asks nothing."""
+question; a book's own link that asks, followed inside the app, asks too; an empty or too long
+question, or a crawler, asks nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ import pytest
 
 from functions.api.validation import MAX_QUESTION_CHARS
 from tests.e2e.site_build import BASE_URL
-from tests.e2e.test_widget import PANEL, _doc, _goto, _heading_ids, _posts
+from tests.e2e.test_widget import (
+    INPUT,
+    PANEL,
+    TOGGLE,
+    _doc,
+    _goto,
+    _heading_ids,
+    _posts,
+    _stub_answer,
+)
 
 pytestmark = [pytest.mark.npm, pytest.mark.browser, pytest.mark.slow]
 
@@ -120,3 +130,21 @@ def test_an_empty_or_too_long_question_and_a_crawler_ask_nothing(built_site, sit
     finally:
         context.close()
         bot.close()
+
+
+def test_a_link_in_the_book_asks_when_followed_inside_the_app(built_site, site_server, page, stub, api_proxy):
+    path, _ = _pid(built_site)
+    kick = "What is derivative kick?"
+    stub(_stub_answer(path, answer=f"See [the question on kick]({path}?ask-textbook={quote_plus(kick)}) [1]."))
+    _goto(page, site_server + "docs/")
+    page.evaluate("window.__spa = 'still here'")
+    page.click(TOGGLE)
+    page.fill(INPUT, "How do I tune a PID loop?")
+    page.keyboard.press("Enter")
+    page.locator(f"{PANEL} [class*='markdown'] a[href*='ask-textbook']").click()
+    page.locator(f"{PANEL} [data-message]").nth(3).wait_for()
+    assert page.evaluate("window.__spa") == "still here", "the link reloaded the page"
+    assert page.evaluate("location.pathname + location.search") == path
+    first, second = _posts(api_proxy, "/chat")
+    assert (second["question"], second["page_url"]) == (kick, path)
+    assert [m["content"] for m in second["history"]][0] == first["question"]

@@ -28,8 +28,9 @@ function decode(part) {
 /**
  * What `href` asks: `{question, url}`. `question` is the parameter's text, trimmed, or null when
  * there is none, it is empty or longer than the API takes (such a link asks nothing). `url` is
- * `href` without the parameter, everything else as written (other parameters, their order and
- * encoding, the #hash), for history.replaceState; null when `href` has no parameter.
+ * `href` without the parameter, from its path on (the site's router replaces the address with
+ * it), everything else as written (other parameters, their order and encoding, the #hash); null
+ * when `href` has no parameter.
  */
 export function readAskLink(href) {
   const url = new URL(href);
@@ -46,7 +47,7 @@ export function readAskLink(href) {
   });
   if (!found) return {question: null, url: null};
   const search = kept.filter(Boolean).join('&');
-  const rest = `${url.origin}${url.pathname}${search ? `?${search}` : ''}${url.hash}`;
+  const rest = `${url.pathname}${search ? `?${search}` : ''}${url.hash}`;
   const question = (raw ?? '').trim();
   // Counted in code points, as the API (Python) counts them.
   const fits = question && Array.from(question).length <= MAX_QUESTION_CHARS;

@@ -2,16 +2,18 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import {ASK_PARAM, MAX_QUESTION_CHARS, askLink, isBot, readAskLink} from './asklink.mjs';
 
-const page = 'https://you.github.io/book/docs/pid';
+const site = 'https://you.github.io';
+const path = '/book/docs/pid';
+const page = `${site}${path}`;
 
 test('a link asks its question, and the URL without the parameter keeps the rest as written', () => {
   assert.equal(ASK_PARAM, 'ask-textbook');
-  assert.deepEqual(readAskLink(`${page}?ask-textbook=What+is+jitter%3F`), {question: 'What is jitter?', url: page});
+  assert.deepEqual(readAskLink(`${page}?ask-textbook=What+is+jitter%3F`), {question: 'What is jitter?', url: path});
   assert.deepEqual(readAskLink(`${page}?tab=py&ask-textbook=What%20is%20jitter%3F&q=a%20b+c#tuning`), {
     question: 'What is jitter?',
-    url: `${page}?tab=py&q=a%20b+c#tuning`,
+    url: `${path}?tab=py&q=a%20b+c#tuning`,
   });
-  assert.deepEqual(readAskLink(`${page}/?ask-textbook=%20%20Kp%3F%20&flag#x`), {question: 'Kp?', url: `${page}/?flag#x`});
+  assert.deepEqual(readAskLink(`${page}/?ask-textbook=%20%20Kp%3F%20&flag#x`), {question: 'Kp?', url: `${path}/?flag#x`});
   // Unicode, and '=' inside the question
   assert.deepEqual(readAskLink(`${page}?ask-textbook=${encodeURIComponent('کنٹرولر کیا ہے؟ a=b')}`).question, 'کنٹرولر کیا ہے؟ a=b');
 });
@@ -24,16 +26,16 @@ test('a link without the parameter is left alone', () => {
 
 test('an empty, blank or too long question asks nothing, and the parameter still leaves the URL', () => {
   for (const value of ['', '%20%20', '+', encodeURIComponent('x'.repeat(MAX_QUESTION_CHARS + 1)), '%E0%A4%A']) {
-    assert.deepEqual(readAskLink(`${page}?a=1&ask-textbook=${value}#h`), {question: null, url: `${page}?a=1#h`}, value);
+    assert.deepEqual(readAskLink(`${page}?a=1&ask-textbook=${value}#h`), {question: null, url: `${path}?a=1#h`}, value);
   }
-  assert.deepEqual(readAskLink(`${page}?ask-textbook`), {question: null, url: page});
+  assert.deepEqual(readAskLink(`${page}?ask-textbook`), {question: null, url: path});
   // The cap counts characters as the API does (code points): 2000 emoji fit, 2001 do not.
   assert.equal(readAskLink(`${page}?ask-textbook=${encodeURIComponent('🤖'.repeat(MAX_QUESTION_CHARS))}`).question.length, 2 * MAX_QUESTION_CHARS);
   assert.equal(readAskLink(`${page}?ask-textbook=${encodeURIComponent('🤖'.repeat(MAX_QUESTION_CHARS + 1))}`).question, null);
 });
 
 test('a repeated parameter asks the first question once and every copy leaves the URL', () => {
-  assert.deepEqual(readAskLink(`${page}?ask-textbook=One%3F&b=2&ask-textbook=Two%3F`), {question: 'One?', url: `${page}?b=2`});
+  assert.deepEqual(readAskLink(`${page}?ask-textbook=One%3F&b=2&ask-textbook=Two%3F`), {question: 'One?', url: `${path}?b=2`});
 });
 
 test('the link for a question is the page it was asked on, with the question as the only parameter', () => {
@@ -46,7 +48,7 @@ test('the link for a question is the page it was asked on, with the question as 
 test('a built link reads back as the same question and the bare page', () => {
   for (const question of ['What is jitter?', 'a+b = c & d #1 %20', 'کنٹرولر کیا ہے؟', 'line\nbreak']) {
     const link = askLink('https://you.github.io', '/book/docs/pid', question);
-    assert.deepEqual(readAskLink(link), {question, url: page}, question);
+    assert.deepEqual(readAskLink(link), {question, url: path}, question);
   }
 });
 

@@ -311,11 +311,14 @@ export default function TextbookChat() {
   // A link that asks (`?ask-textbook=…`, client/asklink.mjs) opens the chat and asks once, as a
   // new turn of the tab's conversation: in a reader's browser after hydration (no crawler, not
   // while prerendered), and the parameter leaves the URL so a reload or Back does not ask again.
+  // Read on load and on every navigation in the app (a book's own link may ask).
   useEffect(() => {
     if (!loaded || isBot(window.navigator.userAgent)) return undefined;
     const take = () => {
       const linked = readAskLink(window.location.href);
-      if (linked.url) window.history.replaceState(window.history.state, '', linked.url);
+      // Through the app's router (history.replaceState underneath), so what it holds as the
+      // location loses the parameter too: a Tabs query string written later cannot bring it back.
+      if (linked.url) history.replace(linked.url, history.location.state);
       if (!linked.question) return;
       setOpen(true);
       ask(linked.question);
@@ -323,7 +326,7 @@ export default function TextbookChat() {
     if (!document.prerendering) take();
     else document.addEventListener('prerenderingchange', take, {once: true});
     return () => document.removeEventListener('prerenderingchange', take);
-  }, [loaded]); // once, when the tab's conversation is loaded
+  }, [loaded, location.key]); // (not `ask`: a new function each render)
 
   const waitingPassage = pending && found?.seq === askSeq.current && found.passage ? found.passage : null;
 
