@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import servers
-from tests.e2e.site_build import BASE_URL, REPO, build_sample_site
+from tests.e2e.site_build import BASE_URL, REPO, build_sample_site, build_versioned_site
 
 CHROMIUM = os.environ.get("TEXTBOOK_CHAT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -99,6 +100,52 @@ def real_api(built_site, site_server, api_proxy):
     finally:
         api_proxy.target = None
         shutil.rmtree(data, ignore_errors=True)
+
+
+# The versioned (1.0 + next), three-locale (en, fr, ur) site: built, indexed once and served once
+# for every test file that asks it (test_versions, test_translated_widget).
+@pytest.fixture(scope="package")
+def versioned(built_site):
+    started = time.monotonic()
+    site = build_versioned_site(built_site)
+    print(f"\n[e2e] versioned site ready in {time.monotonic() - started:.1f} s {site.timings}")
+    return site
+
+
+def run_cli(cli, env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([*cli, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+
+
+def site_args(site) -> list[str]:
+    return [str(site.site_dir / "docs"), "--site-dir", str(site.site_dir), "--manifest", str(site.manifest)]
+
+
+@pytest.fixture(scope="package")
+def cli_env():
+    cli = cli_command()
+    data = Path(tempfile.mkdtemp(prefix="tc-e2e-versions-"))
+    env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "OPENAI_API_KEY": "",
+           "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    env.pop("QDRANT_URL", None)
+    yield cli, env, data
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="package")
+def indexed(versioned, cli_env):
+    cli, env, _ = cli_env
+    first = run_cli(cli, env, "index", *site_args(versioned), "--json")
+    assert first.returncode == 0, f"index failed:\n{first.stdout}\n{first.stderr}"
+    return json.loads(first.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="package")
+def api(indexed, cli_env):
+    """`textbook-chat serve` over the versioned site's index (offline answers, real MiniLM)."""
+    cli, env, data = cli_env
+    port = int(os.environ.get("TEXTBOOK_CHAT_E2E_VERSIONS_PORT", "0"))
+    with servers.textbook_chat_serve(cli, env, REPO, data / "serve.log", port) as url:
+        yield url
 
 
 @pytest.fixture(scope="package")

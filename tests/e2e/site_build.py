@@ -137,16 +137,36 @@ def _read(path: Path) -> str:
 # The sample itself stays unversioned (question sets, the demo and the widget tests use its URLs).
 VERSION = "1.0"
 LOCALE = "fr"
+# A right-to-left locale, declared as Docusaurus's i18n config declares one: its pages are
+# built with dir="rtl" and the site's CSS (the widget's too) flipped by rtlcss.
+RTL_LOCALE = "ur"
 VERSIONED_DIR = "versioned-site"
 VERSIONED_TAIL = """
 
-// Added by tests/e2e: an English + French site whose docs have a 1.0 version and "next".
-module.exports.i18n = {defaultLocale: 'en', locales: ['en', '%(locale)s']};
+// Added by tests/e2e: an English + French + Urdu site whose docs have a 1.0 version and "next".
+module.exports.i18n = {
+  defaultLocale: 'en',
+  locales: ['en', '%(locale)s', '%(rtl)s'],
+  localeConfigs: {%(rtl)s: {label: 'اردو', direction: 'rtl', htmlLang: 'ur'}},
+};
 module.exports.plugins = [
   ...(module.exports.plugins || []),
   ['docusaurus-plugin-textbook-chat', {
     apiUrl: 'http://127.0.0.1:9/unused',
-    localeLabels: {%(locale)s: {button: 'Demander au manuel'}},
+    localeLabels: {
+      %(locale)s: {button: 'Demander au manuel'},
+      %(rtl)s: {
+        button: 'کتاب سے پوچھیں',
+        title: 'اس کتاب سے پوچھیں',
+        placeholder: 'اس کتاب کے بارے میں سوال پوچھیں…',
+        send: 'پوچھیں',
+        close: 'چیٹ بند کریں',
+        sources: 'ماخذ',
+        untranslatedTitle: 'ابھی ترجمہ نہیں ہوا: یہ حصہ اصل زبان میں ہے۔',
+        shortcut: 'شارٹ کٹ: {keys}',
+        skipToChat: 'کتاب سے پوچھیں ({keys})',
+      },
+    },
     // The plugin's own indexer run (a dry run that records what it read): once per build.
     indexer: {run: true, command: %(command)s, args: ['--dry-run', '--json']},
   }],
@@ -207,7 +227,7 @@ l'arrêt d'urgence et vérifiez que les roues s'arrêtent en moins d'une demi-se
 
 
 def derive_versioned(dest: Path) -> None:
-    """Copy the sample, cut version 1.0, then change "next" and add a French translation."""
+    """Copy the sample, cut version 1.0, then change "next" and add the French and Urdu translations."""
     for child in dest.iterdir() if dest.is_dir() else []:
         if child.name not in ("node_modules", ".stamps", "build", ".docusaurus"):
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
@@ -220,7 +240,8 @@ def derive_versioned(dest: Path) -> None:
     wrapper.write_text(INDEXER_WRAPPER % {"repo": REPO, "python": sys.executable})
     wrapper.chmod(0o755)
     with (dest / "docusaurus.config.js").open("a") as config:
-        config.write(VERSIONED_TAIL % {"locale": LOCALE, "command": json.dumps(str(wrapper))})
+        config.write(VERSIONED_TAIL % {"locale": LOCALE, "rtl": RTL_LOCALE,
+                                       "command": json.dumps(str(wrapper))})
 
 
 def _edit_next(dest: Path) -> None:
@@ -233,23 +254,47 @@ def _edit_next(dest: Path) -> None:
     translated = dest / "i18n" / LOCALE / "docusaurus-plugin-content-docs" / "current" / TRANSLATION[0]
     translated.parent.mkdir(parents=True, exist_ok=True)
     translated.write_text(TRANSLATION[1])
+    _translate_urdu(dest)
+
+
+# Urdu (tests/e2e/translations/ur): the home page and the introduction translated with the
+# `{#id}`s `docusaurus write-heading-ids` gives; safety-and-testing translated in part, its
+# headings without ids (slugged from Urdu), the rest still the English text it was translated
+# from, which predates next's "Incident reports"; every other page left untranslated.
+URDU = Path(__file__).with_name("translations") / RTL_LOCALE
+URDU_KEPT_FROM = "## Watchdogs"
+
+
+def _translate_urdu(dest: Path) -> None:
+    target = dest / "i18n" / RTL_LOCALE / "docusaurus-plugin-content-docs" / "current"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(URDU.glob("*.md")):
+        (target / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    english = (SAMPLE / "docs" / "08-safety-and-testing.md").read_text(encoding="utf-8")
+    assert URDU_KEPT_FROM in english, f"08-safety-and-testing.md no longer has {URDU_KEPT_FROM!r}"
+    partial = target / "08-safety-and-testing.md"
+    partial.write_text(partial.read_text(encoding="utf-8")
+                       + english[english.index(URDU_KEPT_FROM):], encoding="utf-8")
 
 
 def build_versioned_site(sample: BuiltSite) -> BuiltSite:
-    """The versioned English + French site, built once per change of its inputs. It lives
+    """The versioned English + French + Urdu site, built once per change of its inputs. It lives
     inside the sample site's folder so Node finds the same node_modules (and the packed
     plugin) there; a symlinked node_modules makes webpack load React contexts twice."""
     site = sample.site_dir / VERSIONED_DIR
     stamps = sample.site_dir / ".stamps"
-    recipe = json.dumps([VERSION, LOCALE, VERSIONED_TAIL, INDEXER_WRAPPER, NEXT_EDITS, NEW_PAGE,
-                         TRANSLATION, sys.executable])
-    key = tree_hash(SAMPLE, extra=recipe + _read(stamps / "build") + _read(stamps / "plugin"))
+    recipe = json.dumps([VERSION, LOCALE, RTL_LOCALE, VERSIONED_TAIL, INDEXER_WRAPPER, NEXT_EDITS,
+                         NEW_PAGE, TRANSLATION, URDU_KEPT_FROM, sys.executable])
+    key = tree_hash(SAMPLE, URDU, extra=recipe + _read(stamps / "build") + _read(stamps / "plugin"))
     own = site / ".stamp"
-    if _stamp_ok(own, key) and (site / "build" / LOCALE / "index.html").is_file():
+    if _stamp_ok(own, key) and (site / "build" / RTL_LOCALE / "index.html").is_file():
         return BuiltSite(site, site / "build", site / ".textbook-chat" / "manifest.json", "", {})
     started = time.monotonic()
     derive_versioned(site)
-    for leftover in (site / ".docusaurus", site / "build", site / ".textbook-chat"):
+    # webpack keeps its cache in this site's own node_modules/.cache, and trusts the packed
+    # plugin by its version (as for the sample above): a changed plugin must not be served stale.
+    for leftover in (site / ".docusaurus", site / "build", site / ".textbook-chat",
+                     site / "node_modules" / ".cache"):
         shutil.rmtree(leftover, ignore_errors=True)
     _run(["npx", "docusaurus", "docs:version", VERSION], site)
     _edit_next(site)

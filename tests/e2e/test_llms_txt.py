@@ -12,7 +12,7 @@ import re
 import httpx
 import pytest
 
-from tests.e2e.site_build import BASE_URL, LOCALE, SAMPLE, VERSION, build_versioned_site
+from tests.e2e.site_build import BASE_URL, LOCALE, RTL_LOCALE, SAMPLE, VERSION
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
 
@@ -122,17 +122,14 @@ def test_mcp_tools_return_only_urls_the_build_serves(real_api, built_site):
     assert seen >= 40
 
 
-@pytest.fixture(scope="module")
-def versioned(built_site):
-    return build_versioned_site(built_site)
-
-
 def test_each_locale_has_its_own_llms_txt_of_the_version_readers_land_on(versioned):
-    """The versioned (1.0 + next), two-locale site: build/llms.txt and build/fr/llms.txt list the
-    1.0 pages of their own language (served at the docs root), each link and anchor in the build."""
+    """The versioned (1.0 + next), three-locale site: build/llms.txt, build/fr/llms.txt and
+    build/ur/llms.txt list the 1.0 pages of their own language (served at the docs root), each
+    link and anchor in the build."""
     manifests = versioned.manifest.parent
-    for locale, prefix, manifest in (("en", "", manifests / "manifest.json"),
-                                     (LOCALE, f"{LOCALE}/", manifests / f"manifest.{LOCALE}.json")):
+    for locale, prefix, manifest in (
+            ("en", "", manifests / "manifest.json"),
+            *((code, f"{code}/", manifests / f"manifest.{code}.json") for code in (LOCALE, RTL_LOCALE))):
         folder = versioned.build_dir / prefix
         text = (folder / "llms.txt").read_text(encoding="utf-8")
         assert f"(version {VERSION}, language {locale})" in text

@@ -24,3 +24,13 @@ export const ARIA_SHORTCUT = 'Control+/ Meta+/';
 export function isOpenShortcut(event) {
   return event.key === '/' && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
 }
+
+/** The event the skip link sends the widget: open the chat and put the cursor in its question box. */
+export const OPEN_EVENT = 'textbook-chat:open';
+
+/** Ask the widget on this page to open (it listens for OPEN_EVENT on window). */
+export function requestOpen(target = typeof window === 'undefined' ? null : window) {
+  if (!target || typeof target.dispatchEvent !== 'function' || typeof CustomEvent === 'undefined') return false;
+  target.dispatchEvent(new CustomEvent(OPEN_EVENT));
+  return true;
+}

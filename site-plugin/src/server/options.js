@@ -34,6 +34,9 @@ const DEFAULT_LABELS = Object.freeze({
   exampleQuestion: 'What does the textbook say about {topic}?',
   // {keys}: the keyboard shortcut that opens the chat (Ctrl+/ or ⌘/).
   shortcut: 'Shortcut: {keys}',
+  // The skip link after Docusaurus's "Skip to main content" (shown on keyboard focus); it opens
+  // the chat. {keys}: the shortcut.
+  skipToChat: 'Ask the textbook ({keys})',
   widen: 'Widen the chat',
   narrow: 'Make the chat narrower',
   copyCode: 'Copy',

@@ -1,6 +1,7 @@
 /** Renders the safe Markdown tree as React elements: text is always text, links only where safeHref allows. */
 import React from 'react';
-import {parseMarkdown} from '../../client/markdown.mjs';
+import {textDirection} from '../../client/direction.mjs';
+import {parseMarkdown, toPlainText} from '../../client/markdown.mjs';
 import Code from './Code';
 import {ExternalIcon} from './Icons';
 import styles from './styles.module.css';
@@ -77,15 +78,17 @@ export default function Markdown({text, citations, renderCitation, resolve, onNa
             // Not an <hN>: the page's own outline and anchors stay the article's.
             return <p key={i} dir="auto" className={styles.answerHeading}><strong>{inline(block.children)}</strong></p>;
           case 'list': {
+            // The list runs the way its text does (its numbers on that side), each item its own way.
+            const dir = textDirection(block.items.map(toPlainText).join(' '));
             const items = block.items.map((item, j) => <li key={j} dir="auto">{inline(item)}</li>);
-            return block.ordered ? <ol key={i} start={block.start}>{items}</ol> : <ul key={i}>{items}</ul>;
+            return block.ordered ? <ol key={i} start={block.start} dir={dir}>{items}</ol> : <ul key={i} dir={dir}>{items}</ul>;
           }
           case 'code':
             return <Code key={i} value={block.value} lang={block.lang} labels={labels} />;
           case 'table':
             return (
               <div key={i} className={styles.tableWrap} role="region" aria-label={labels.table} tabIndex={0}>
-                <table>
+                <table dir={textDirection([...block.header, ...block.rows.flat()].map(toPlainText).join(' '))}>
                   <thead>
                     <tr>
                       {block.header.map((cell, j) => (

@@ -6,10 +6,11 @@ import {usePluginData} from '@docusaurus/useGlobalData';
 import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
 import {isBot, readAskLink} from '../../client/asklink.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
+import {isolate} from '../../client/direction.mjs';
 import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
-import {ARIA_SHORTCUT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
+import {ARIA_SHORTCUT, OPEN_EVENT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
 import {keptPassage, readSources, rememberWrites, sourcesDelay} from '../../client/waiting.mjs';
 import Answer, {TargetLink, Untranslated} from './Answer';
 import {ChatIcon, CloseIcon, NarrowIcon, StopIcon, WidenIcon} from './Icons';
@@ -147,6 +148,16 @@ export default function TextbookChat() {
     document.addEventListener('keydown', onShortcut);
     return () => document.removeEventListener('keydown', onShortcut);
   }, [open, close]);
+
+  // The skip link (theme/SkipToContent) opens the chat, or puts the cursor in its box when open.
+  useEffect(() => {
+    const onOpen = () => {
+      if (open) inputRef.current?.focus();
+      else setOpen(true);
+    };
+    window.addEventListener(OPEN_EVENT, onOpen);
+    return () => window.removeEventListener(OPEN_EVENT, onOpen);
+  }, [open]);
 
   // Esc closes the panel wherever focus is (inside the panel the panel's own handler runs first).
   useEffect(() => {
@@ -349,7 +360,7 @@ export default function TextbookChat() {
         aria-controls="textbook-chat-panel"
         aria-label={open ? labels.close : labels.button}
         aria-keyshortcuts={ARIA_SHORTCUT}
-        title={`${open ? labels.close : labels.button} (${fill(labels.shortcut, {keys})})`}
+        title={`${open ? labels.close : labels.button} (${fill(labels.shortcut, {keys: isolate(keys)})})`}
         onClick={() => (open ? close() : setOpen(true))}>
         {open ? <CloseIcon /> : <ChatIcon />}
         <span className={styles.toggleText}>{open ? '' : labels.button}</span>
@@ -501,7 +512,7 @@ export default function TextbookChat() {
                 {labels.send}
               </button>
             )}
-            <p className={styles.shortcutHint} aria-hidden="true">{fill(labels.shortcut, {keys})}</p>
+            <p className={styles.shortcutHint} aria-hidden="true">{fill(labels.shortcut, {keys: isolate(keys)})}</p>
           </form>
         </section>
       )}
