@@ -30,6 +30,9 @@ PREFERRED_API_PORT = int(os.environ.get("TEXTBOOK_CHAT_E2E_API_PORT", "48787"))
 
 def _free(port: int) -> bool:
     with socket.socket() as s:
+        # As the proxy binds it (http.server reuses addresses): a port the last run left in
+        # TIME_WAIT is free, and the build that has it baked in is reused instead of redone.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
             return True
@@ -141,10 +144,14 @@ def indexed(versioned, cli_env):
 
 @pytest.fixture(scope="package")
 def api(indexed, cli_env):
-    """`textbook-chat serve` over the versioned site's index (offline answers, real MiniLM)."""
+    """`textbook-chat serve` over a copy of the versioned site's index (offline answers, real
+    MiniLM): serve holds the index it opens, and test_versions runs `index` on it again."""
     cli, env, data = cli_env
+    served = data / "served"
+    shutil.copytree(data / "qdrant", served)
     port = int(os.environ.get("TEXTBOOK_CHAT_E2E_VERSIONS_PORT", "0"))
-    with servers.textbook_chat_serve(cli, env, REPO, data / "serve.log", port) as url:
+    with servers.textbook_chat_serve(cli, {**env, "QDRANT_PATH": str(served)}, REPO,
+                                     data / "serve.log", port) as url:
         yield url
 
 
