@@ -27,7 +27,7 @@ from indexer.local_index import writing
 from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.progress import bar
 from indexer.routes import editions, load_manifest
-from indexer.site_config import find_config, load_site_config
+from indexer.site_config import find_config, load_site_config, site_address
 from indexer.sync import Summary, sync_docs
 
 # Where docusaurus-plugin-textbook-chat writes the manifest by default (its `manifestPath`).
@@ -61,6 +61,7 @@ class IndexJob:
     chunking: ChunkOptions = field(default_factory=ChunkOptions)
     manifest: Path | None = None
     routes: dict | None = None
+    site_url: str | None = None  # the site's address (config `url`, or the manifest's siteUrl)
 
 
 def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | None = None,
@@ -71,7 +72,7 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
     manifest is given. `say` gets one line naming what was used."""
     docs_dir, overrides = Path(docs_dir), overrides or SiteOverrides()
     check_docs_dir(docs_dir)
-    site, source = SiteSettings(), "Docusaurus defaults"
+    site, source, site_url = SiteSettings(), "Docusaurus defaults", None
     site_dir = Path(site_dir) if site_dir else None
     if site_dir is None and find_config(docs_dir.resolve().parent):
         site_dir = docs_dir.resolve().parent  # the usual website/docs layout
@@ -79,7 +80,7 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
         config = load_site_config(site_dir)
         for warning in config.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        site, found = config.site, find_config(site_dir)
+        site, found, site_url = config.site, find_config(site_dir), config.site_url
         source = (f"{shown(found)}, {config.how}" if found
                   else f"Docusaurus defaults (no config in {site_dir})")
     found_manifest = False
@@ -95,6 +96,7 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
             raise ConfigError(str(exc)) from None
         if overrides.base_url is None:  # the build's own baseUrl, which `check` strips off URLs
             site = replace(site, base_url=manifest_base_url(manifest, site.base_url))
+        site_url = manifest_site_url(manifest) or site_url  # the build's own
         if found_manifest:
             _warn_unlisted(docs_dir, routes, manifest)
     elif site_dir is not None and _has_editions(site_dir):
@@ -104,7 +106,7 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
               file=sys.stderr)
     if say:
         say(describe_site(site, source, overrides.flags(), manifest, found_manifest))
-    return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes)
+    return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes, site_url)
 
 
 def _warn_unlisted(docs_dir: Path, routes: dict, manifest: Path) -> None:
@@ -144,6 +146,14 @@ def _has_editions(site_dir: Path) -> bool:
     i18n = site_dir / "i18n"
     return (site_dir / "versions.json").is_file() or (
         i18n.is_dir() and any(i18n.glob("*/docusaurus-plugin-content-docs*")))
+
+
+def manifest_site_url(path: Path) -> str | None:
+    """The site's address (`url`) the site was built with, from its build manifest."""
+    try:
+        return site_address(json.loads(path.read_text(encoding="utf-8")).get("siteUrl"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def manifest_base_url(path: Path, default: str) -> str:
@@ -226,7 +236,7 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
             store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"),
-                              editions(job.routes))
+                              editions(job.routes), site_url=job.site_url)
         if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
             say(f"textbook-chat: {store.notice}")
         runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it

@@ -87,6 +87,7 @@ async function main() {
   const docs = docsOptions(config || {});
   const out = {
     loader: chosen.name,
+    url: config.url ?? null,
     baseUrl: config.baseUrl ?? null,
     trailingSlash: config.trailingSlash ?? null,
     markdownFormat: config.markdown?.format ?? null,

@@ -45,6 +45,7 @@ _UNSET = object()
 class SiteConfig:
     site: SiteSettings
     docs_path: str = "docs"
+    site_url: str | None = None  # `url`: the site's address (MCP's tools give absolute URLs)
     warnings: list[str] = field(default_factory=list)
     how: str = "every setting read from the file"  # or "evaluated with <loader>"
 
@@ -129,6 +130,7 @@ def _run_node(path: Path) -> tuple[dict | None, str]:
 def settings_of(evaluated: dict, name: str) -> SiteConfig:
     """SiteConfig from read_config.cjs's output, normalised as Docusaurus validates it."""
     config = SiteConfig(SiteSettings(), how=f"evaluated with {evaluated.get('loader', 'node')}")
+    config.site_url = site_address(evaluated.get("url"))
     site: dict = {}
     base = evaluated.get("baseUrl")
     if isinstance(base, str) and base:
@@ -154,11 +156,20 @@ def settings_of(evaluated: dict, name: str) -> SiteConfig:
     return config
 
 
+def site_address(url: object) -> str | None:
+    """The config's `url` (`https://you.github.io`, no path: Docusaurus puts the baseUrl after
+    it), or None when it is not a plain http(s) address."""
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return url.rstrip("/")
+    return None
+
+
 # -- read by pattern (the last resort) -------------------------------------------------------
 
 def parse_site_config(text: str, name: str = "docusaurus.config.ts") -> SiteConfig:
     values = _scan(text)
     config = SiteConfig(SiteSettings())
+    config.site_url = site_address(next((v for path, v in values if path == ("url",)), None))
     site: dict = {}  # the SiteSettings fields the config sets
 
     def pick(key: str, parents: tuple[str, ...] = (), avoid: tuple[str, ...] = (),

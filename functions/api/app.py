@@ -192,12 +192,27 @@ def search_book(deps, body: dict, ip: str) -> dict:
 
 
 def mcp_tools(deps) -> mcp.RunTool:
-    """The MCP tools' work: each is its HTTP route's (functions.api.mcp)."""
+    """The MCP tools' work: each is its HTTP route's (functions.api.mcp), its URLs absolute
+    when the index records the site's address (an assistant's reader is not on the site; the
+    widget's /chat keeps the site-relative ones)."""
     def run(name: str, body: dict, ip: str, request_id: str) -> dict:
-        if name == "ask_book":
-            return answer(deps, body, ip, request_id)
-        return search_book(deps, body, ip)
+        fields = (answer(deps, body, ip, request_id) if name == "ask_book"
+                  else search_book(deps, body, ip))
+        return on_site(fields, getattr(deps.retriever, "site_url", None))
     return run
+
+
+def on_site(fields: dict, site_url: str | None) -> dict:
+    """The result's `url`s (sections, citations, related topics) on the site's address."""
+    if not site_url:
+        return fields
+    from functions.search.retrieval import absolute
+
+    for key in ("sections", "citations", "related_topics"):
+        for item in fields.get(key) or []:
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                item["url"] = absolute(item["url"], site_url)
+    return fields
 
 
 def mcp_work(deps) -> Work:

@@ -38,7 +38,9 @@ INSTRUCTIONS = (
     "they give, exactly as given, so the reader can open the section; do not invent links.")
 
 _CITE = ("Cite the `url` of each section you use, exactly as given: it opens that heading on "
-         "the book's site.")
+         "the book's site. Each `url` is absolute (https://…) when the book's index records the "
+         "site's address; otherwise it is the heading's path on the book's site "
+         "(/docs/page#heading), to put after the site's address, and is not a link on its own.")
 _EDITION = {
     "version": {"type": "string", "description": "the book's docs version, e.g. \"current\" "
                 "or \"1.0\" (default: the one the site shows at its docs root; another is an "
@@ -66,7 +68,7 @@ class Tool:
 TOOLS = (
     Tool("search_book", "Search the book",
          "Find the sections of the textbook about a topic, best first: each with its title, "
-         "heading path, exact URL and the passage's text as the book writes it. No answer is "
+         "heading path, the URL of its heading and the passage's text as the book writes it. No answer is "
          "written: read the passages yourself. " + _CITE,
          {"type": "object", "additionalProperties": False, "required": ["query"],
           "properties": {

@@ -14,6 +14,7 @@ META_DIMENSION = "embedding_dimension"
 META_SCHEMA = "schema_version"
 META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re-sync
 META_EDITIONS = "editions"  # the versions and locales indexed (Editions.as_meta), at each sync
+META_SITE_URL = "site_url"  # the site's address (docusaurus.config `url`), when the sync knew it
 SCHEMA_VERSION = 1
 CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
 

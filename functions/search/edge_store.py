@@ -27,6 +27,7 @@ from functions.search.contract import (
     META_EDITIONS,
     META_MODEL,
     META_SCHEMA,
+    META_SITE_URL,
     META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
@@ -368,13 +369,16 @@ class EdgeStore:
     def count(self) -> int:
         return self._shard().count(qe.CountRequest(exact=True))
 
-    def mark_synced(self, when: str, editions: Editions | None = None) -> None:
+    def mark_synced(self, when: str, editions: Editions | None = None,
+                    site_url: str | None = None) -> None:
         """Record the time of the last finished sync (GET /health shows it) and the versions
         and locales it indexed; the engine's writes are made durable first."""
         if self.written:
             self._shard().flush()
         meta = self._read_meta() or {}
         extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
+        if site_url:  # the site's address: MCP's tools give absolute URLs with it
+            extra[META_SITE_URL] = site_url
         self._write_meta({**meta, META_SYNCED_AT: when, **extra})
 
     def index_status(self) -> dict:

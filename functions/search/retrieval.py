@@ -8,7 +8,13 @@ from dataclasses import replace
 from urllib.parse import unquote
 
 from functions.errors import ModelMismatchError, UnknownFilter
-from functions.search.contract import CURRENT_VERSION, META_DIMENSION, META_MODEL, Editions
+from functions.search.contract import (
+    CURRENT_VERSION,
+    META_DIMENSION,
+    META_MODEL,
+    META_SITE_URL,
+    Editions,
+)
 from functions.search.ranking import page_key, rerank, section_key
 from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
@@ -117,6 +123,20 @@ def page_variants(url: str | None) -> list[str]:
     return out
 
 
+def site_url_of(meta: dict) -> str | None:
+    """The site's address the index records (`https://you.github.io`), without a trailing
+    slash; None when it was indexed without one (a URL is then the path on the site)."""
+    url = meta.get(META_SITE_URL)
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return url.rstrip("/")
+    return None
+
+
+def absolute(url: str, site_url: str | None) -> str:
+    """A site-relative URL (`/book/docs/x#y`, which holds the baseUrl) on the site's address."""
+    return f"{site_url}{url}" if site_url and url.startswith("/") else url
+
+
 class Retriever:
     """Question → top chunks. Checks the collection's model once per container."""
 
@@ -125,6 +145,7 @@ class Retriever:
         self.embedder = embedder
         self._checked = False
         self.editions: Editions | None = None  # what the index records (None: not recorded)
+        self.site_url: str | None = None  # the site's address, when the index records it
         self._plain = False  # the book has no versions or locales (learnt from the first page)
         self._lock = threading.Lock()  # local-mode Qdrant is not safe across threads
 
@@ -133,6 +154,7 @@ class Retriever:
             meta = self.backend.collection_meta()
             check_model(meta, self.embedder.model_name, int(self.embedder.dimension or 0))
             self.editions = Editions.from_meta(meta)
+            self.site_url = site_url_of(meta)
             self._plain = self.editions is not None and not (self.editions.versions
                                                              or self.editions.locales)
             self._checked = True

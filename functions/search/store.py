@@ -15,6 +15,7 @@ from functions.search.contract import (
     META_EDITIONS,
     META_MODEL,
     META_SCHEMA,
+    META_SITE_URL,
     META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
@@ -148,10 +149,13 @@ class QdrantStore:
     def count(self) -> int:
         return int((self.http.call("POST", "/points/count", {"exact": True}) or {})["count"])
 
-    def mark_synced(self, when: str, editions: Editions | None = None) -> None:
+    def mark_synced(self, when: str, editions: Editions | None = None,
+                    site_url: str | None = None) -> None:
         """Record the time of the last finished sync in the collection (GET /health shows it)
-        and the versions and locales it indexed."""
+        and the versions and locales it indexed (and the site's address when known)."""
         extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
+        if site_url:  # the site's address: MCP's tools give absolute URLs with it
+            extra[META_SITE_URL] = site_url
         try:
             self.set_meta(**{META_SYNCED_AT: when, **extra})
         except StoreUnavailableError:  # an older server without metadata updates: not fatal

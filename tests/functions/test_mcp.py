@@ -252,3 +252,43 @@ def test_a_forged_tool_call_does_no_work(session, book_settings, fake_openai, ct
     assert fake_openai.requests == []
     assert client.deps.rate_limiter._counts == {}  # the reader's allowance is untouched
     assert client.deps.spend_cap._used == 0 and client.deps.feedback.answers == {}
+
+
+def test_urls_are_absolute_when_the_index_records_the_site_s_address(make_deps, tmp_path):
+    """An assistant's reader is not on the book's site: where the index records the site's
+    `url` (an `index` run reads it from docusaurus.config or the build manifest), both tools give
+    absolute URLs, which open the heading; /chat (the widget's) keeps the site-relative ones.
+    Without it (the other tests' index) the URLs stay paths, and the descriptions say so."""
+    from functions.search.store import QdrantStore
+    from functions.settings import Settings
+    from tests.fakes.embedder import ContentEmbedder
+    from tests.functions.conftest import DIM, index_book
+
+    settings = Settings(qdrant_path=str(tmp_path / "qdrant"), collection="book",
+                        low_confidence_threshold=0.3)
+    store = QdrantStore.open(settings)
+    try:
+        index_book(store, ContentEmbedder(DIM))
+        store.mark_synced("2026-11-26T00:00:00+00:00", site_url="https://robots.example/")
+        deps = make_deps(search=store, settings=settings)
+        client = LambdaSession(Mangum(create_app(deps, "chat", threaded=False), lifespan="off"))
+        client.initialize()
+        found = client.call("search_book", {"query": "How do I measure loop jitter?"})["result"]
+        asked = client.call("ask_book", {"question": "How do I measure loop jitter?"})["result"]
+        for result in (found, asked):
+            urls = urls_in(result)
+            assert urls and all(u.startswith("https://robots.example/book/") for u in urls), urls
+            assert {u.removeprefix("https://robots.example") for u in urls} <= ALL_URLS
+        assert found["structuredContent"]["sections"][0]["url"] == (
+            "https://robots.example/book/docs/loop#loop-jitter")
+        assert "URL: https://robots.example/book/docs/loop#loop-jitter" in found["content"][0]["text"]
+        chat = json.loads(client.handler(http_api_v2("/chat", {"question": "How do I measure "
+                                                               "loop jitter?"}), None)["body"])
+        assert chat["citations"][0]["url"] == "/book/docs/loop#loop-jitter"  # the widget's
+    finally:
+        store.close()
+    tools = {t["name"]: t["description"] for t in
+             mcp.dispatch("tools/list", None, None, "", "")["tools"]}
+    for description in tools.values():  # no promise the index may not keep
+        assert "absolute (https://…) when the book's index records the site's address" in description
+        assert "is not a link on its own" in description

@@ -214,3 +214,30 @@ def test_upgrading_an_unversioned_index_to_the_manifest_re_embeds_nothing(tmp_pa
     # locale); only the French page is new text.
     assert (after.reused, after.embedded, after.chunks) == (before.chunks, 1, before.chunks + 1)
     assert counting.texts_embedded and all("vingt" in t for t in counting.texts_embedded)
+
+
+def test_an_index_run_records_the_site_s_address_from_its_config_or_manifest(tmp_path, store):
+    """docusaurus.config's `url` (read by pattern here: no Node modules), else nothing; the
+    build manifest's `siteUrl` wins. MCP's tools make their URLs absolute with it."""
+    from functions.search.contract import META_SITE_URL
+    from indexer.job import resolve_job
+
+    site = tmp_path / "site"
+    write(site / "docs", {"intro.md": "# Intro\n\n## First steps\n\nRead this first, slowly.\n"})
+    config = site / "docusaurus.config.js"
+    config.write_text("module.exports = {title: 'B', url: 'https://robots.example/', "
+                      "baseUrl: '/book/', themeConfig: {navbar: {items: [{url: 'https://x.example'}]}}};")
+    settings = Settings(qdrant_path=str(tmp_path / "qdrant"), collection="t")
+    job = resolve_job(site / "docs")
+    assert job.site_url == "https://robots.example"
+    index_docs(job, settings, FakeEmbedder(), store, say=lambda _: None)
+    assert store.collection_meta()[META_SITE_URL] == "https://robots.example"
+    (site / ".textbook-chat").mkdir()
+    (site / ".textbook-chat" / "manifest.json").write_text(json.dumps({
+        "version": 1, "siteUrl": "https://built.example", "baseUrl": "/book/",
+        "trailingSlash": None, "routeBasePath": "docs", "locale": "en", "defaultLocale": "en",
+        "locales": ["en"], "docs": [entry("intro.md", "/book/docs/intro", "current")]}))
+    assert resolve_job(site / "docs").site_url == "https://built.example"
+    config.write_text("module.exports = {baseUrl: '/book/'};")  # no url: none recorded
+    (site / ".textbook-chat" / "manifest.json").unlink()
+    assert resolve_job(site / "docs").site_url is None

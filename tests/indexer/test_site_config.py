@@ -38,6 +38,7 @@ def test_reads_literal_settings_from_a_ts_config():
     config = parse_site_config(TS_CONFIG)
     assert config.site == SiteSettings("/robots/", "/", False, "detect")
     assert config.docs_path == "book"
+    assert config.site_url == "https://example.org"  # `url`, not a navbar item's
     assert config.warnings == []
 
 
@@ -125,6 +126,7 @@ def test_node_evaluates_a_plain_js_config_without_any_modules(tmp_path):
     (tmp_path / "docusaurus.config.js").write_text("""
 const projectName = ['robots', 'book'].join('-');
 module.exports = async () => ({
+  url: `https://${projectName}.example/`,
   baseUrl: `/${projectName}`, trailingSlash: process.env.TC_TRAILING === '1',
   markdown: {format: 'detect'},
   presets: [['@docusaurus/preset-classic', {docs: false}]],
@@ -135,6 +137,7 @@ module.exports = async () => ({
     assert config.how == "evaluated with node"
     assert config.site == SiteSettings("/robots-book/", "/", False, "detect")
     assert config.docs_path == "book"
+    assert config.site_url == "https://robots-book.example"  # the site's address, for MCP
     assert config.warnings == []
     (tmp_path / "docusaurus.config.js").write_text("throw new Error('no BASE_URL set');")
     config = load_site_config(tmp_path)
