@@ -21,7 +21,9 @@ from functions.answers.generation import model_answer, offline_answer, offline_q
 from functions.answers.prompt import (
     follow_up_context,
     recent,
+    resolve,
     rewrite_messages,
+    shown_before,
 )
 from functions.answers.question_kind import Reading, empty_question, read
 from functions.answers.requests import ChatRequest
@@ -43,7 +45,8 @@ RESPELL_ROUNDS = TUNING.respell_rounds.value
 def standalone_query(req: ChatRequest, llm) -> tuple[str, str, int]:
     """The search query, the follow-up context searched beside it (functions.search.retrieval), and
     the tokens that cost. With a model, its standalone rewrite of the question; without one
-    (or when the rewrite fails), the question and the previous turn it leans on."""
+    (or when the rewrite fails), the question and the topic of the conversation it leans on
+    (prompt.follow_up_context)."""
     if not req.history:
         return req.question, "", 0
     if llm is None:
@@ -128,7 +131,10 @@ def gather(req: ChatRequest, retriever, query: str, context: str, meaning: bool 
             vectors.update(zip(todo, retriever.embedder.embed_batch(todo), strict=True))
         return [vectors[t] for t in texts]
 
-    reading = read(question, f"{query} {context}".strip())
+    # the quote is chosen for what the follow-up asks about the topic ("How do I prevent
+    # integral windup?"), not for the topic's own question
+    reading = read(question, resolve(query, req.history) if context else query,
+                   shown_before(req.history) if follows else "")
     if not meaning:
         found = signals(None if follows else question, ranked, 0.0, 0.0, len(unknown))
         return Evidence(reading, query, context, hits, follows, absent, unknown, None, found)
@@ -233,7 +239,7 @@ def passage_while_writing(req: ChatRequest, retriever, spend_cap, settings, paid
     """POST /sources where a model writes the answers (functions.answers.sources): the hits
     /chat's decision would give the model (empty when it refuses), and the offline answer its
     fallback would show over them (`quote`, then generation.offline_quote), or None when that
-    is a refusal. No model is called: a follow-up is searched with the previous turn beside it,
+    is a refusal. No model is called: a follow-up is searched with the conversation's topic beside it,
     as /chat does when the model's rewrite fails. Spends as /chat does on the same search."""
     context = follow_up_context(req.question, req.history)
     searched = approx_tokens(f"{req.question} {context}")

@@ -434,10 +434,21 @@ def compose(reading: Reading, hits: Sequence[SearchHit],
         parts.append(covering[0])
     elif others and others[0].score >= best.score - SECOND_BLOCK and best.lex < 0.99:
         parts.append(others[0])
+    # a follow-up: what an earlier answer quoted is left out when the quote has more to show
+    # ("How do I prevent it?" after the definition of integral windup: the cure alone)
+    fresh = [c for c in parts if not _was_shown(c, reading.shown)] if reading.shown else parts
+    parts = fresh or parts
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, reading) for c in parts)
     return Composed(text, sources, best.lex, best.sem, max(c.sem for c in cands),
                     max(c.lex for c in cands), sum(c.sem for c in cands) / len(cands))
+
+
+def _was_shown(c: Candidate, shown: str) -> bool:
+    """Whether an earlier answer of the conversation quoted this block (any of its sentences:
+    a long paragraph is quoted cut)."""
+    said = [" ".join(s.split()) for s in sentences(plain_text(strip_markers(c.block.text)))]
+    return any(len(s) >= 30 and s in shown for s in said)
 
 
 def _below(c: Candidate, best: Candidate, sources: list[SearchHit]) -> bool:

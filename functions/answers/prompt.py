@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 
 from functions.answers.citations import strip_links, strip_markers
+from functions.answers.question_kind import defined_term
+from functions.answers.text import plain_text
 from functions.answers.tuning import TUNING
 from functions.search.sparse import SHORT, terms
 from functions.search.types import SearchHit
@@ -112,14 +114,18 @@ def leans_on_context(question: str) -> bool:
     opens with a connective ("And …", "Then …", "What about …"), names something with a
     demonstrative ("that route", "those boxes", "the same sensor"), uses a pronoun before it
     has named anything but the pronoun's own verb ("How do I start it …", "Once it's
-    connected …"; but not "What is DVFS and how does it …"), or is too short to search on. "that"/"this" before a non-content word
-    ("check that my …", "so that a …") is a conjunction, not a pointer."""
-    if len(terms(question)) <= SHORT or _CONNECTIVE.search(question):
+    connected …"; but not "What is DVFS and how does it …"), or is too short to search on
+    ("Why?", "history please"; but not "What is aliasing?", which names what it asks
+    about). "that"/"this" before a non-content word ("check that my …", "so that a …") is a
+    conjunction, not a pointer."""
+    if _CONNECTIVE.search(question):
         return True
     if any(terms(m.group(1)) for m in _DEMONSTRATIVE.finditer(question)):
         return True
     if any(not terms(m.group("rest") or "") for m in _POINTER.finditer(question)):
         return True
+    if len(terms(question)) <= SHORT:  # but "What is aliasing?" names what it asks about
+        return defined_term(question) is None
     pronoun = _PRONOUN.search(question)
     if pronoun is None:
         return False
@@ -128,17 +134,85 @@ def leans_on_context(question: str) -> bool:
     return not terms(" ".join(before))
 
 
+# The frame of a question, around what it is about: "What is …", "How should I …",
+# "Why does …", "… do?", "… mean?".
+_FRAME = re.compile(r"^\W*(?:(?:what|how|why|which|when|where|who|whose|can|could|should|would|"
+                    r"will|does|do|did|is|are|was|were|tell\s+me\s+about|explain|define)"
+                    r"(?:'s|'re)?\b\s*)+(?:(?:is|are|was|were|does|do|did|can|could|should|"
+                    r"would|will|i|we|you|my|a|an|the)\b\s*)*", re.I)
+_FRAME_END = re.compile(r"\s+(?:do|does|mean|means|stand\s+for|work|works|used\s+for)?\s*"
+                        r"[?.!]*\s*$", re.I)
+
+
+def topic_question(history: Sequence) -> str:
+    """The reader's question the conversation is about: the last one that stands alone,
+    reached back through the follow-ups after it ("What is gyroscope bias?" → "Why does it
+    drift?" → "How do I fix it?": the first). When every earlier question leans on another,
+    the first."""
+    asked = [t.content for t in history if t.role == "user" and t.content.strip()]
+    return next((q for q in reversed(asked) if not leans_on_context(q)),
+                asked[0] if asked else "")
+
+
+def subject(question: str) -> str:
+    """What a question is about, in its own words: the question without its frame ("What is
+    integral windup?" → "integral windup"; "What does the robot state publisher do?" → "robot
+    state publisher"). The whole question when nothing is left."""
+    text = " ".join(question.split())
+    core = _FRAME_END.sub("", _FRAME.sub("", text, count=1)).strip(" ,;:?.!")
+    return core if terms(core) else text
+
+
 def follow_up_context(question: str, history: Sequence) -> str:
-    """Without a model, what a follow-up is searched with besides its own words: the previous
-    question, which names what "it" or "that route" point at (functions.search.retrieval weighs it at
-    CONTEXT_WEIGHT against the question). Empty for a question that stands alone, so a change
-    of topic is searched as if asked first. The previous answer is not added: measured on the
-    corpora's follow-ups, it pulls the search back to the section already shown (pai-ali
-    expected section cited 6/6 with the question, 4/6 with question and answer)."""
-    previous = next((t.content for t in reversed(history) if t.role == "user"), "")
-    if not previous.strip() or not leans_on_context(question):
+    """Without a model, what a follow-up is searched with besides its own words: the topic of
+    the conversation, the subject of its last question that stands alone (topic_question,
+    subject), which names what "it" or "that route" point at, through any chain of follow-ups
+    (functions.search.retrieval weighs it at CONTEXT_WEIGHT against the question). Without
+    the earlier question's frame: "What is integral windup?" asked a definition, and its "what
+    is" would pull "How do I prevent it?" back to the definition. Empty for a question that
+    stands alone, so a change of topic is searched as if asked first. The previous answer is
+    not added: measured on the corpora's follow-ups, it pulls the search back to the section
+    already shown (pai-ali expected section cited 6/6 with the question, 4/6 with question
+    and answer)."""
+    if not leans_on_context(question):
         return ""
-    return clean_turn(previous, 500)
+    asked = [t.content for t in history if t.role == "user" and t.content.strip()]
+    topic = topic_question(history)
+    if not topic.strip():
+        return ""
+    later = asked[len(asked) - asked[::-1].index(topic):]
+    return clean_turn(" ".join(subject(q) for q in [topic, *later]), 500)
+
+
+def shown_before(history: Sequence) -> str:
+    """What the conversation's earlier answers quoted, as plain text with one space between
+    words (their citation markers removed): what a follow-up's reader has already read."""
+    said = [plain_text(strip_markers(t.content)) for t in history if t.role == "assistant"]
+    return " ".join(" ".join(said).split())
+
+
+def resolve(question: str, history: Sequence) -> str:
+    """What a follow-up asks, with the conversation's topic in it: the quote is chosen for what
+    the follow-up asks about the topic, not for the topic's own question. When the topic
+    question named a thing ("What is integral windup?") and the follow-up points at it ("How
+    do I prevent it?", "How do I do that?"), the thing takes the pointer's place ("How do I
+    prevent integral windup?"); otherwise the topic's subject (follow_up_context) follows the
+    question. A question that stands alone is returned as asked."""
+    topic = follow_up_context(question, history)
+    if not topic:
+        return question
+    if defined_term(topic_question(history)) is not None:
+        for match in _POINTER.finditer(question):
+            if not terms(match.group("rest") or ""):
+                start, end = match.span()
+                word = re.search(r"\b(?:that|this)\b", question[start:end], re.I)
+                return question[: start + word.start()] + topic + question[start + word.end():]
+        pronoun = _PRONOUN.search(question)
+        if pronoun is not None and not terms(" ".join(question[: pronoun.start()].split()[:-1])):
+            # "its" → "integral windup's"; "it's" → "integral windup's" (as "it" + "'s")
+            said = f"{topic}'s" if pronoun.group(1).lower() in ("its", "their") else topic
+            return question[: pronoun.start()] + said + question[pronoun.end():]
+    return f"{question.rstrip()} {topic}"
 
 
 def echoes_instructions(answer: str, system: str = SYSTEM) -> bool:

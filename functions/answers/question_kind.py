@@ -289,6 +289,8 @@ class Reading:
     defines: str | None  # "What is X?": X's head term
     wants_skipped: bool  # asks for objectives, a quiz, figures…: quoted although skipped
     parts: tuple[str, ...]  # a multi-part question's parts (empty: one question)
+    shown: str = ""  # a follow-up: what the conversation's earlier answers quoted (plain text,
+    # one space between words), which the reader has already read
 
     @property
     def kind(self) -> str:
@@ -298,12 +300,12 @@ class Reading:
                 else "open")
 
 
-def read(asked: str, searched: str = "") -> Reading:
+def read(asked: str, searched: str = "", shown: str = "") -> Reading:
     """`asked`: the question as the reader put it; `searched` (default: the same): what was
-    searched for it, a follow-up's context included."""
+    searched for it, a follow-up's context included; `shown`: a follow-up's earlier answers."""
     searched = searched or asked
     quantity = quantity_words(asked)
     return Reading(asked, searched, frozenset(terms(searched)),
                    None if quantity is None else frozenset(quantity),
                    frozenset(compared_terms(searched)), defined_term(searched),
-                   bool(_ASKS_FOR_SKIPPED.search(searched)), parts(asked))
+                   bool(_ASKS_FOR_SKIPPED.search(searched)), parts(asked), shown)

@@ -11,6 +11,10 @@ from functions.answers.prompt import (
     echoes_instructions,
     follow_up_context,
     leans_on_context,
+    resolve,
+    shown_before,
+    subject,
+    topic_question,
 )
 from functions.answers.requests import Turn
 from functions.search.types import SearchHit
@@ -62,19 +66,69 @@ def test_follow_up_leans_on_the_conversation(question):
     "How do quadrature encoders count ticks?",
     "Why must the loop run at a fixed rate when the motor is loaded?",
     "What does a managed node do while it is configured?",
+    "What is aliasing?",  # short, but names what it asks about
+    "What does an H-bridge do?",
 ])
 def test_standalone_question_does_not(question):
     assert not leans_on_context(question)
 
 
-def test_follow_up_context_is_the_previous_question_only():
+def test_follow_up_context_is_the_topic_of_the_previous_question():
     history = [Turn("user", "What is a complementary [2] filter?"),
                Turn("assistant", "A blend of a gyroscope and an accelerometer [1].")]
-    assert follow_up_context("Why is it used?", history) == "What is a complementary filter?"
+    # its subject, without the frame "What is": a definition asked before must not pull the
+    # follow-up back to the definition
+    assert follow_up_context("Why is it used?", history) == "complementary filter"
     # a change of topic is searched as if asked first
     assert follow_up_context("How do quadrature encoders count ticks?", history) == ""
     assert follow_up_context("Why?", []) == ""
     assert follow_up_context("Why?", [Turn("assistant", "Hello.")]) == ""
+
+
+def test_a_chain_of_follow_ups_keeps_the_topic_it_started_from():
+    history = [Turn("user", "What is gyroscope bias?"), Turn("assistant", "An offset [1]."),
+               Turn("user", "Why does it drift?"), Turn("assistant", "It is integrated [1].")]
+    assert topic_question(history) == "What is gyroscope bias?"
+    # the topic first, then what the follow-ups after it asked about it
+    assert follow_up_context("How do I fix it?", history) == "gyroscope bias it drift"
+    # a new question that stands alone starts a new topic
+    history += [Turn("user", "What does an H-bridge do?"), Turn("assistant", "It reverses [1].")]
+    assert follow_up_context("How do I build one?", history) == "H-bridge"
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What is integral windup?", "integral windup"),
+    ("What does the robot state publisher do?", "robot state publisher"),
+    ("How should I set QoS for IMU data?", "set QoS for IMU data"),
+    ("Why would I run Gazebo and Unity together?", "run Gazebo and Unity together"),
+    ("What?", "What?"),  # nothing but the frame: the question as asked
+])
+def test_subject_is_the_question_without_its_frame(question, expected):
+    assert subject(question) == expected
+
+
+@pytest.mark.parametrize(("question", "topic", "expected"), [
+    ("How do I prevent it?", "What is integral windup?", "How do I prevent integral windup?"),
+    ("How do I do that?", "What is a watchdog?", "How do I do watchdog?"),
+    ("How do I set its gain?", "What is a PID controller?",
+     "How do I set PID controller's gain?"),
+    ("Once it's wired, what next?", "What is an H-bridge?", "Once H-bridge's wired, what next?"),
+    # a topic that names no single thing, or a follow-up that names its own: the topic after it
+    ("How do I start it?", "How does Unity talk to ROS 2?",
+     "How do I start it? Unity talk to ROS 2"),
+    ("What's the catch with going that route?", "What is the cheapest robot?",
+     "What's the catch with going that route? cheapest robot"),
+    ("How do quadrature encoders count ticks?", "What is a watchdog?",
+     "How do quadrature encoders count ticks?"),  # stands alone: as asked
+])
+def test_resolve_puts_the_topic_where_the_follow_up_points(question, topic, expected):
+    assert resolve(question, [Turn("user", topic), Turn("assistant", "…")]) == expected
+
+
+def test_shown_before_is_what_the_answers_quoted_as_plain_text():
+    history = [Turn("user", "What is drift?"),
+               Turn("assistant", "The growth is called **drift** [1].\n\nIt grows  linearly [2].")]
+    assert shown_before(history) == "The growth is called drift. It grows linearly."
 
 
 def test_echoes_instructions():
