@@ -110,13 +110,14 @@ def build_chunks(
     refused = {r.claim.key: r for r in resolve(claims, indexed or {})}
     if parsed:
         from indexer.chunker import chunk_document
+        from indexer.markdown import is_mdx
     for key, rel, doc, route, source_hash in parsed:
         if key in refused:
             continue
         try:
             chunks = chunk_document(doc, chunk_options)
             result.chunks.extend(_in_edition(c, route, source_hash) for c in chunks)
-            result.warnings.extend(doc_warnings(doc, chunks))
+            result.warnings.extend(doc_warnings(doc, chunks, mdx=is_mdx(rel, site)))
         except Exception as exc:
             result.failed.append(Problem(rel, None, f"could not be chunked ({type(exc).__name__}: "
                                          f"{exc})", key))

@@ -10,6 +10,8 @@ never taken for a heading.
 
 from __future__ import annotations
 
+import re
+
 from markdown_it.rules_block import StateBlock
 
 from functions.answers.jsx_view import skip_braces
@@ -74,3 +76,35 @@ def _unit_end(src: str, pos: int, limit: int) -> int:
             return -1  # a stray '<' ("a < b"): not a tag
         i += 1
     return -1
+
+
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_OPENING = re.compile(r"<[A-Za-z_$]|^[ \t]*\{", re.M)
+
+
+def unclosed_jsx(text: str) -> list[tuple[int, str]]:
+    """Where MDX would stop with a syntax error in a block the rule above left as text: a JSX
+    tag (`<Name` in text: MDX reads it as a tag, not as a "<") or a line-opening `{expression}`
+    never closed. (offset of its line in text, the opening as written), scanned as the rule
+    scans a tag; code spans are skipped. Docusaurus fails to build such a page (lint.py warns)."""
+    plain = _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)
+    found: list[tuple[int, str]] = []
+    pos = 0
+    while (m := _OPENING.search(plain, pos)) is not None:
+        start = m.end() - 1 if m.group().endswith("{") else m.start()
+        end = _unit_end(plain, start, min(len(plain), start + _MAX_TAG_CHARS))
+        if end < 0 and not _stray(plain, start):
+            found.append((plain.count("\n", 0, start), plain[start:].split("\n", 1)[0][:40]))
+            break  # MDX stops at the first; so does the warning
+        pos = max(end, start + 1)
+    return found
+
+
+def _stray(src: str, pos: int) -> bool:
+    """A tag the scan refused for a '<' inside it (`a <b <c`): not a missing end."""
+    if src[pos] != "<":
+        return False
+    nxt = src.find("<", pos + 1)
+    close = src.find(">", pos + 1)
+    return nxt >= 0 and (close < 0 or nxt < close) and "{" not in src[pos:nxt] \
+        and '"' not in src[pos:nxt] and "'" not in src[pos:nxt]

@@ -334,6 +334,7 @@ def cmd_serve(args) -> int:
         s = sync(index_job(args, docs_dir=docs))
         deps.retriever.reload()  # the versions and locales it now holds
         problems = "".join(f"\n  {p}" for p in s.problems)
+        problems += "".join(f"\n  warning: {w}" for w in s.warnings)  # e.g. MDX a build rejects
         return (f"re-synced {docs}: sections embedded {s.embedded}, removed {s.deleted}, "
                 f"failed {s.failed} ({time.perf_counter() - start:.1f} s){problems}")
 

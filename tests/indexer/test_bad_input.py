@@ -101,3 +101,42 @@ def test_other_model_exit_code_2(tmp_path, capsys, monkeypatch):
     (tmp_path / "docs").mkdir()
     assert main(["index", str(tmp_path / "docs")]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "text", "line", "opening"), [
+    ("tag.mdx", "# Racks\n\n## Pinion\n\nA rack is a bar.\n\n<Unclosed attr={1\n\nMore.\n", 7,
+     "JSX tag (`<Unclosed attr={1`)"),
+    ("inline.md", "## Part\n\nSee <Figure src={img} for the\ndiagram, then carry on.\n", 3,
+     "JSX tag (`<Figure src={img} for the`)"),  # .md is MDX too (markdown.format mdx)
+    ("expr.mdx", "## Part\n\nText.\n\n{props.items.map((x) => x.name\n", 5,
+     "`{` expression (`{props.items.map((x) => x.name`)"),
+])
+def test_mdx_a_docusaurus_build_stops_on_is_indexed_with_a_warning_naming_its_line(
+        docs, tmp_path, capsys, name, text, line, opening):
+    """An MDX tag or {expression} never closed: Docusaurus fails to build the page; the index
+    keeps its text and says where, once (MDX stops at the first)."""
+    (docs / name).write_text(text)
+    code, summary, err, rows = run_dry(docs, tmp_path, capsys)
+    assert code == 0 and summary["failed"] == 0, err
+    assert any(r["doc_path"] == name for r in rows)
+    warnings = [w for w in err.splitlines() if "MDX:" in w]
+    assert warnings == [f"warning: {name}:{line}: MDX: this {opening} is never closed, so "
+                        "Docusaurus cannot build the page; close it, or write `\\<` or `\\{` "
+                        "for the character itself"], err
+
+
+def test_mdx_that_builds_gives_no_warning(docs, tmp_path, capsys):
+    """Tags and expressions that close, across lines too, a '<' followed by a space, code spans
+    and code blocks; and Markdown with `markdown.format: detect` (.md is CommonMark there)."""
+    (docs / "fine.mdx").write_text(
+        "## Part\n\nPress <kbd>Ctrl</kbd> then `a <b` and x < y, {props.x} here.\n\n"
+        "<Tabs>\n<TabItem value=\"a\" label={`A ${1}`}>\n\nText in a tab.\n\n</TabItem>\n</Tabs>\n\n"
+        "<Quiz questions={[\n  {q: 'a > b?'},\n]} />\n\n```jsx\n<Open attr={1\n```\n\n"
+        "- a list <Badge text=\"new\" /> item\n")
+    code, summary, err, rows = run_dry(docs, tmp_path, capsys)
+    assert code == 0 and "MDX:" not in err, err
+    (docs / "plain.md").write_text("## Part\n\nA <Unclosed attr={1 in CommonMark is text.\n")
+    assert main(["index", str(docs), "--dry-run", "--markdown-format", "detect"]) == 0
+    assert "MDX:" not in capsys.readouterr().err  # .md is CommonMark with `detect`
+    assert main(["index", str(docs), "--dry-run"]) == 0
+    assert "plain.md:3: MDX:" in capsys.readouterr().err  # and MDX by default

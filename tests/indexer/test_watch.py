@@ -151,10 +151,24 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         assert r.status_code == 200
         # the config's baseUrl and trailingSlash, the flag's routeBasePath
         assert r.json()["citations"][0]["url"] == "/gears/guide/gears/#worm-gears"
+        # A page saved with MDX a Docusaurus build would stop on: indexed, and named with its line
+        before = health()["chunks"]
+        (docs / "racks.mdx").write_text("# Racks\n\n## Rack and pinion\n\nA rack is a straight "
+                                        "gear bar.\n\n<Unclosed attr={1\n")
+        for _ in range(200):
+            if health()["chunks"] > before:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the saved .mdx page was not re-indexed")
+        time.sleep(0.5)  # the count changes inside the sync; its summary line follows it
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert "re-synced" in proc.stderr.read()
+    said = proc.stderr.read()
+    assert "re-synced" in said
+    assert ("warning: racks.mdx:7: MDX: this JSX tag (`<Unclosed attr={1`) is never closed, so "
+            "Docusaurus cannot build the page") in said, said
 
 
 def test_serve_says_when_there_is_no_index_yet(tmp_path, monkeypatch, capsys):
