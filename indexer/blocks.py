@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from markdown_it.token import Token
 
 _LEAF_KINDS = {"fence": "code", "code_block": "code", "math_block": "math",
@@ -9,8 +11,9 @@ _LEAF_KINDS = {"fence": "code", "code_block": "code", "math_block": "math",
 _OPEN_KINDS = {"paragraph_open": "paragraph", "table_open": "table", "blockquote_open": "quote"}
 
 
-def units(tokens: list[Token], i: int = 0, end: int | None = None):
-    """Yield (kind, payload, start_line, end_line), 0-based lines, end exclusive.
+def units(tokens: list[Token], i: int = 0, end: int | None = None, aside: str | None = None):
+    """Yield (kind, payload, start_line, end_line, aside), 0-based lines, end exclusive; aside:
+    the title of the admonition the unit sits in (its type when it has none: "tip"), else None.
 
     kind is "heading" (payload: (level, inline token)), "footnotes" (where GFM puts its
     generated footnotes heading), or a Block kind (payload: the block's token).
@@ -23,34 +26,44 @@ def units(tokens: list[Token], i: int = 0, end: int | None = None):
         tok = tokens[i]
         close = _close(tokens, i) if tok.nesting == 1 else i
         if tok.type == "heading_open":
-            yield "heading", (int(tok.tag[1]), tokens[i + 1]), tok.map[0], tok.map[1]
+            yield "heading", (int(tok.tag[1]), tokens[i + 1]), tok.map[0], tok.map[1], aside
         elif tok.type.startswith("container_admonition"):
-            yield from units(tokens, i + 1, close)
+            yield from units(tokens, i + 1, close, admonition_title(tok.info))
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            yield from _list_items(tokens, i + 1, close)
+            yield from _list_items(tokens, i + 1, close, aside)
         elif tok.type == "blockquote_open" and _has_heading(tokens, i, close):
-            yield from units(tokens, i + 1, close)
+            yield from units(tokens, i + 1, close, aside)
         elif tok.type == "footnote_block_open":
             first = next((t.map for t in tokens[i:close] if t.map), None)
             if first is not None:
-                yield "footnotes", tok, first[0], first[0]
-            yield from units(tokens, i + 1, close)
+                yield "footnotes", tok, first[0], first[0], aside
+            yield from units(tokens, i + 1, close, aside)
         elif tok.type == "footnote_open":
-            yield from units(tokens, i + 1, close)
+            yield from units(tokens, i + 1, close, aside)
         elif tok.map is not None:
             kind = _LEAF_KINDS.get(tok.type) or _OPEN_KINDS.get(tok.type) or "other"
-            yield kind, tok, tok.map[0], tok.map[1]
+            yield kind, tok, tok.map[0], tok.map[1], aside
         i = close + 1
 
 
-def _list_items(tokens: list[Token], i: int, end: int):
+def admonition_title(info: str) -> str:
+    """What an admonition shows above its text: its title (`:::tip Log everything`, also
+    `:::tip[Log everything]` or `title="…"`), else its type ("tip")."""
+    kind, _, rest = info.strip().partition(" ")
+    kind, bracket, inline = kind.partition("[")
+    title = (inline + " " + rest).rstrip("] ").strip() if bracket else rest.strip()
+    title = re.sub(r'^title=(["\'])(.*)\1$', r"\2", title).strip()
+    return " ".join(title.split()) or kind.lower()
+
+
+def _list_items(tokens: list[Token], i: int, end: int, aside: str | None = None):
     while i < end:
         close = _close(tokens, i)
         item = tokens[i]
         if _has_heading(tokens, i, close):
-            yield from units(tokens, i + 1, close)
+            yield from units(tokens, i + 1, close, aside)
         elif item.map is not None:
-            yield "list_item", item, item.map[0], item.map[1]
+            yield "list_item", item, item.map[0], item.map[1], aside
         i = close + 1
 
 

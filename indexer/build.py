@@ -20,7 +20,8 @@ from indexer.model import ChunkOptions, Problem, SiteSettings
 from indexer.plan import doc_key
 
 # Bump when parsing or chunking changes what a file becomes: every file is re-parsed once.
-PIPELINE_VERSION = "3"  # 2: chunks list the sections they hold; 3: with their heading levels
+PIPELINE_VERSION = "4"  # 2: chunks list the sections they hold; 3: with their heading levels;
+# 4: and which blocks sit in an admonition (Chunk.asides)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from functions.search.contract import Chunk, chunk_id, content_hash
+from functions.search.contract import Chunk, aside_opening, chunk_id, content_hash
 from functions.tokens import encoding
 from indexer.model import ChunkOptions, Document, Section
 from indexer.splitting import PROSE, SEP, Item, clean, count, joint, pack, size, split_block
@@ -131,7 +131,7 @@ def _units(doc: Document, options: ChunkOptions) -> list[Unit]:
         under = section if section.anchor or level in split or level < top else units[-1].section
         units[-1].items.extend(
             Item(len(units) - 1, block.kind, clean(block.text), anchor=under.anchor,
-                 title=under.title)
+                 title=under.title, aside=block.aside)
             for block in section.blocks
             if block.text.strip()
         )
@@ -270,8 +270,17 @@ def _chunk(doc: Document, unit: Unit, content: str, tokens: int, items, index: i
         content_type=_content_type(items),
         tags=list(doc.tags),
         sections=_sections(doc, unit, items),
+        asides=_asides(items),
         embed_text=embed_text,
     )
+
+
+def _asides(items) -> list[dict]:
+    """The blocks of the chunk that sit in an admonition ("tip", "Log everything while
+    tuning"): [{title, opens}], opens = the block's first words, by which the offline answerer
+    knows an aside from the section's own text (functions.answers.extractive)."""
+    return [{"title": item.aside, "opens": aside_opening(item.text)}
+            for item in items if item.aside and item.kind != "heading" and item.text.strip()]
 
 
 def _sections(doc: Document, unit: Unit, items) -> list[dict]:

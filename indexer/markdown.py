@@ -149,7 +149,7 @@ class _Builder:
         slugger = Slugger()
         imports: dict[str, str] = {}
         sections: list[Section] = []
-        for kind, token, start, end in units(tokens):
+        for kind, token, start, end, aside in units(tokens):
             line = first_line + start
             if kind == "footnotes":  # GFM renders the definitions under a generated h2
                 sections.append(Section(2, "Footnotes", "footnote-label", line))
@@ -181,7 +181,7 @@ class _Builder:
                 continue
             if not sections:
                 sections.append(Section(1, "", None, line))
-            sections[-1].blocks.append(Block(kind, text, line))
+            sections[-1].blocks.append(Block(kind, text, line, aside))
         return sections
 
     def _partial(self, spec: str | None) -> list[Section] | None:

@@ -15,6 +15,7 @@ class Block:
     kind: str  # one of BLOCK_KINDS
     text: str  # Markdown source of the block (import/export lines and ::: fences removed)
     line: int  # 1-based line in the source file (front matter included)
+    aside: str | None = None  # in an admonition: its title, else its type ("tip"); else None
 
 
 @dataclass

@@ -219,6 +219,7 @@ class Item:
     # it cites. None for the page top / an H1, which have no id.
     anchor: str | None = None
     title: str = ""
+    aside: str | None = None  # the admonition it sits in (indexer.model.Block.aside)
 
 
 def size(items: list[Item]) -> int:

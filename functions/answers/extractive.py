@@ -24,6 +24,7 @@ from functions.answers.reader_blocks import TextBlock, split_blocks
 from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
 from functions.answers.tuning import TUNING
+from functions.search.contract import aside_opening
 from functions.search.ranking import page_boost, page_key
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
@@ -74,6 +75,7 @@ class Candidate:
     chunk: float = 0.0  # the cosine of the question and the chunk the block came from
     above: str = ""  # the headings above the block's own, on its page
     parents: tuple[str, ...] = ()  # … one by one, the page's top heading first
+    aside: str = ""  # the admonition the block sits in (its title, else its type), or ""
     found: dict[str, float] = field(default_factory=dict)  # question terms held: their weight
     lex: float = 0.0
     sem: float = 0.0
@@ -133,8 +135,12 @@ def _candidates(reading: Reading, hits: Sequence[SearchHit], page_url: str | Non
             # "Unity Implementation"); a merged section's own parents are not known: none
             path = [str(h) for h in part.payload.get("heading_path") or []]
             parents = tuple(path[:-1]) if path and path[-1] == title else ()
+            asides = {str(a.get("opens", "")): str(a.get("title", ""))
+                      for a in part.payload.get("asides") or [] if isinstance(a, dict)}
             out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk,
-                              above=" ".join(parents), parents=parents) for k in usable]
+                              above=" ".join(parents), parents=parents,
+                              aside=asides.get(aside_opening(blocks[k].text), ""))
+                    for k in usable]
     return out, sources
 
 
@@ -241,6 +247,8 @@ def _score(reading: Reading, cands: list[Candidate], embed) -> None:
         if c.block.kind == "paragraph" and len(plain_text(c.block.text)) < 40:
             c.score *= 0.8  # a fragment rarely answers on its own
         c.score -= RANK_STEP * c.rank  # ties go to the better-ranked chunk
+        if c.aside:  # an admonition's block ("Log everything while tuning" under "Derivative
+            c.score -= RANK_STEP  # kick") is an aside: it loses a tie to the section's own text
     term = reading.defines
     if term is not None:
         for c in cands:

@@ -98,6 +98,10 @@ class Chunk:
     # offset in `content` where that heading's text begins (functions.answers.sections reads
     # it), level = the heading's (1: the page's top; absent in indexes written before it).
     sections: list[dict] = field(default_factory=list)
+    # The blocks that sit in an admonition (:::tip Title … :::), which the page shows as an
+    # aside to the section's text: [{title, opens}], title = the admonition's (else its type),
+    # opens = the block's first words (aside_opening). Absent in indexes written before it.
+    asides: list[dict] = field(default_factory=list)
     # Hash of the source file and every setting that shaped this chunk: an unchanged file is
     # not even re-parsed on the next sync.
     source_hash: str = ""
@@ -112,3 +116,9 @@ class Chunk:
     @property
     def point_id(self) -> int:
         return point_id(self.chunk_id)
+
+
+def aside_opening(text: str) -> str:
+    """A block's first words, as an admonition's block is recognised in a chunk's content
+    (Chunk.asides): whitespace folded, at most 60 characters."""
+    return " ".join(text.split())[:60]

@@ -371,3 +371,23 @@ def test_golden_markdown_to_chunks(source, options, golden):
     assert got == json.loads(path.read_text(encoding="utf-8"))
     for c in chunks:
         assert c.token_count == count_tokens(c.embed_text) <= options.max_tokens
+
+
+def test_a_chunk_lists_the_blocks_that_sit_in_an_admonition_with_its_title():
+    from indexer import markdown
+
+    text = ("# Tuning\n\nThe section's own text.\n\n:::tip Log everything while tuning\n"
+            "Record every term.\n\n- and the output\n:::\n\n:::note[Bracketed title]\nA note.\n"
+            ":::\n\n::::warning title=\"Careful\"\nInner.\n\n:::info\nNested.\n:::\n::::\n\n"
+            ":::caution\nNo title.\n:::\n\nAfter the asides.\n")
+    (chunk,) = chunk_document(markdown.parse_text(text, "robotics/tuning.md", SiteSettings()))
+    assert chunk.asides == [
+        {"title": "Log everything while tuning", "opens": "Record every term."},
+        {"title": "Log everything while tuning", "opens": "- and the output"},
+        {"title": "Bracketed title", "opens": "A note."},
+        {"title": "Careful", "opens": "Inner."},
+        {"title": "info", "opens": "Nested."},
+        {"title": "caution", "opens": "No title."},
+    ]
+    assert "The section's own text." in chunk.content and ":::" not in chunk.content
+    assert chunk.payload()["asides"] == chunk.asides

@@ -189,3 +189,22 @@ def test_naive_baseline_builds_its_own_collection(minilm_index):
                    embedder=embedder)
     assert run.collection == COLLECTION + "-naive"
     assert run.summary["citation_validity"] in (None, 1.0)
+
+
+def test_an_admonition_is_an_aside_to_its_section(minilm_index, monkeypatch, capsys):
+    """The README's own question: 'Derivative kick' holds one paragraph and a ':::tip Log
+    everything while tuning' that MiniLM rates a hair closer to the question; the paragraph
+    that answers is quoted, and a question about the tip's own text still gets the tip."""
+    settings = minilm_index[0]
+    monkeypatch.setenv("QDRANT_PATH", settings.qdrant_path)
+    monkeypatch.setenv("QDRANT_COLLECTION", settings.collection)
+    for name in ("QDRANT_URL", "OPENAI_API_KEY", "EMBEDDING_PROVIDER", "CHAT_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["ask", "--json", "What is derivative kick and how do I avoid it?"]) == 0
+    kick = json.loads(capsys.readouterr().out)
+    assert "from the measurement instead" in kick["answer"]
+    assert "Record setpoint" not in kick["answer"]  # the tip, quoted alone before
+    assert kick["citations"][0]["url"].endswith("/pid-control#derivative-kick")
+    assert main(["ask", "--json", "Why should I not use time.time() to measure loop intervals?"]) == 0
+    clock = json.loads(capsys.readouterr().out)
+    assert clock["answer"].startswith("`time.time()` can jump")  # ':::tip Use a monotonic clock'
