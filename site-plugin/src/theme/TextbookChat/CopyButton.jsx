@@ -26,7 +26,8 @@ export async function copyText(text) {
 /**
  * `text` is a string or a function giving it (built only when the reader copies); `icon` and
  * `title` (the tooltip) are the copy icon and `label` unless given. "Copied" is also said in a
- * status line, which screen readers announce (a changed button name is not always read).
+ * status line, added while it shows, which screen readers announce (a changed button name is
+ * not always read); none is left empty in the page.
  */
 export default function CopyButton({text, label, copiedLabel, className = '', icon = <CopyIcon />, title = label, ...rest}) {
   const [copied, setCopied] = React.useState(false);
@@ -47,7 +48,7 @@ export default function CopyButton({text, label, copiedLabel, className = '', ic
         {icon}
         <span>{copied ? copiedLabel : label}</span>
       </button>
-      <span className={styles.srOnly} role="status">{copied ? copiedLabel : ''}</span>
+      {copied && <span className={styles.srOnly} role="status">{copiedLabel}</span>}
     </>
   );
 }
