@@ -120,6 +120,16 @@ def test_every_setting_the_site_plugin_reads_is_in_the_docs():
     assert {n for n in names if n not in readme} == set()
 
 
+def test_a_link_that_asks_is_capped_as_the_api_caps_a_question():
+    """site-plugin/src/client/asklink.mjs drops a linked question the API would refuse (and one
+    it would take must not be dropped); the plugin README says how long that is."""
+    source = (ROOT / "site-plugin" / "src" / "client" / "asklink.mjs").read_text(encoding="utf-8")
+    (cap,) = re.findall(r"export const MAX_QUESTION_CHARS = (\d+);", source)
+    assert int(cap) == validation.MAX_QUESTION_CHARS, "asklink.mjs MAX_QUESTION_CHARS: make it the API's"
+    plugin_readme = (ROOT / "site-plugin" / "README.md").read_text(encoding="utf-8")
+    assert f"({validation.MAX_QUESTION_CHARS:,} characters)" in plugin_readme
+
+
 def test_every_flag_in_the_command_table_is_the_command_s():
     """The rows of docs/cli.md's `textbook-chat` table name flags the command really takes."""
     from textbook_chat_cli.main import build_parser
