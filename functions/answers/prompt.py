@@ -196,12 +196,15 @@ def resolve(question: str, history: Sequence) -> str:
     the follow-up asks about the topic, not for the topic's own question. When the topic
     question named a thing ("What is integral windup?") and the follow-up points at it ("How
     do I prevent it?", "How do I do that?"), the thing takes the pointer's place ("How do I
-    prevent integral windup?"); otherwise the topic's subject (follow_up_context) follows the
-    question. A question that stands alone is returned as asked."""
-    topic = follow_up_context(question, history)
-    if not topic:
+    prevent integral windup?", the topic question's subject only: "How do I fix gyroscope
+    bias?" after "Why does it drift?"); otherwise the search's context (follow_up_context)
+    follows the question. A question that stands alone is returned as asked."""
+    context = follow_up_context(question, history)
+    if not context:
         return question
-    if defined_term(topic_question(history)) is not None:
+    first = topic_question(history)
+    topic = clean_turn(subject(first), 500)
+    if defined_term(first) is not None:
         for match in _POINTER.finditer(question):
             if not terms(match.group("rest") or ""):
                 start, end = match.span()
@@ -212,7 +215,7 @@ def resolve(question: str, history: Sequence) -> str:
             # "its" → "integral windup's"; "it's" → "integral windup's" (as "it" + "'s")
             said = f"{topic}'s" if pronoun.group(1).lower() in ("its", "their") else topic
             return question[: pronoun.start()] + said + question[pronoun.end():]
-    return f"{question.rstrip()} {topic}"
+    return f"{question.rstrip()} {context}"
 
 
 def echoes_instructions(answer: str, system: str = SYSTEM) -> bool:

@@ -91,6 +91,8 @@ def test_a_chain_of_follow_ups_keeps_the_topic_it_started_from():
     assert topic_question(history) == "What is gyroscope bias?"
     # the topic first, then what the follow-ups after it asked about it
     assert follow_up_context("How do I fix it?", history) == "gyroscope bias it drift"
+    # … and the quote is chosen for the fix of the topic the chain started from
+    assert resolve("How do I fix it?", history) == "How do I fix gyroscope bias?"
     # a new question that stands alone starts a new topic
     history += [Turn("user", "What does an H-bridge do?"), Turn("assistant", "It reverses [1].")]
     assert follow_up_context("How do I build one?", history) == "H-bridge"
