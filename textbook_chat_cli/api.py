@@ -262,6 +262,11 @@ def explain_decision(body: dict, deps) -> list[str]:
              f"  question: {decision.kind or 'open'}",
              "  signals: " + " · ".join(f"{name} {getattr(signals, name):.3f}"
                                         for name in FEATURES)]
+    if decision.topic:
+        lines.append(f"  follow-up: searched beside “{decision.topic}”, quoted for "
+                     f"“{decision.quoted_for}”")
+    elif decision.quoted_for:  # a model's rewrite is searched alone
+        lines.append(f"  follow-up: quoted for “{decision.quoted_for}”")
     lines += [f"  read: {url}" for url in decision.chosen]
     lines += [f"  not answered: “{part}” (it names what the book never mentions)" for part in decision.uncovered]
     policy = policy_for(deps.embedder.model_name)

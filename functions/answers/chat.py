@@ -158,7 +158,10 @@ def decide(evidence: Evidence, model: str, override: float | None, with_model: b
     decision = _decide(evidence, model, override, with_model)
     sources = evidence.composed.sources if evidence.composed is not None else ()
     chosen = tuple(dict.fromkeys(str(h.payload.get("url", "")) for h in sources))
-    return replace(decision, chosen=chosen, kind=evidence.reading.kind)
+    follow = evidence.follows
+    return replace(decision, chosen=chosen, kind=evidence.reading.kind,
+                   topic=evidence.context if follow else "",
+                   quoted_for=evidence.reading.searched if follow else "")
 
 
 def _decide(evidence: Evidence, model: str, override: float | None, with_model: bool

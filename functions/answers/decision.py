@@ -78,6 +78,9 @@ class Decision:
     chosen: tuple[str, ...] = ()  # the sections the offline quote comes from (their urls)
     uncovered: tuple[str, ...] = ()  # parts of a multi-part question the book does not answer
     kind: str = ""  # what the question asks for (functions.answers.question_kind.Reading.kind)
+    topic: str = ""  # a follow-up: the conversation's topic searched beside it
+    # (functions.answers.prompt.follow_up_context; empty with a model's rewrite)…
+    quoted_for: str = ""  # … and what its quote was chosen for (prompt.resolve)
 
 
 @lru_cache(maxsize=1)

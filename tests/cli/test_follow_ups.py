@@ -91,3 +91,20 @@ def test_give_an_example_quotes_the_topic_s_example(sample_env, tmp_path):
     assert cited(example) == [f"{DOCS}/motors-and-actuators#example-1"]
     assert "send a pulse of 1.5 + 45 / 90 × 0.5 = 1.75 ms" in example["answer"]
     assert "potentiometer on the output shaft" not in example["answer"]
+
+
+def test_explain_shows_the_topic_a_follow_up_was_searched_with(sample_env, tmp_path):
+    env, cwd = sample_env
+    talk = tmp_path / "talk.json"
+    converse(sample_env, talk, ["What is integral windup?"])
+    out = cli(env, cwd, "ask", "How do I prevent it?", "--history", str(talk), "--explain")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert ("  follow-up: searched beside “integral windup”, quoted for “How do I prevent "
+            "integral windup?”") in lines
+    assert f"  read: {DOCS}/pid-control#clamping-the-integrator" in lines
+    # a question that stands alone says nothing of the conversation
+    out = cli(env, cwd, "ask", "What does an H-bridge do?", "--history", str(talk), "--explain")
+    assert out.returncode == 0, out.stderr
+    assert not any(ln.startswith("  follow-up:") for ln in out.stdout.splitlines())
+    assert f"  read: {DOCS}/motors-and-actuators#the-h-bridge" in out.stdout.splitlines()
