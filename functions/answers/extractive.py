@@ -164,9 +164,21 @@ _DEFINING = (r"\s+(?:(?:is|are)\s+(?:a|an|the|how|what|when|where|one|any|also\s
              r"|means?|refers?\s+to|describes?|stands?\s+for)\b")
 
 
+# A term named where it is introduced: "a lower frequency called an alias", "a fault called
+# **shoot-through**", "known as the support polygon"; or set in bold, as textbooks introduce one.
+_NAMED = re.compile(r"\b(?:called|known\s+as|termed)\s+(?:an?\s+|the\s+)?([^,.;:()]{1,40}?)"
+                    r"(?=\s*[,.;:()]|\s+(?:which|that|and|or|because)\b|\s*$)", re.I)
+_BOLD = re.compile(r"\*\*([^*\n]{1,40})\*\*|__([^_\n]{1,40})__")
+
+
 def _defines(text: str, term: str) -> bool:
     """Whether a block defines the term: a sentence "(The) … term is/means …", a table row or
-    a definition line whose first cell is the term."""
+    a definition line whose first cell is the term, or the term named where it is introduced
+    ("… called an alias", in bold)."""
+    named = [m.group(1) for m in _NAMED.finditer(plain_text(text))]
+    named += [m.group(1) or m.group(2) for m in _BOLD.finditer(text)]
+    if any(_same_term(terms(n)[-1:], term) for n in named):
+        return True
     for line in plain_text(text, keep_lines=True).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         head = cells[0] if len(cells) > 1 else line.split(":", 1)[0] if ":" in line else ""
@@ -177,6 +189,16 @@ def _defines(text: str, term: str) -> bool:
         if len(first) == 2 and len(first[0]) <= 60 and terms(first[0])[-1:] == [term]:
             return True
     return False
+
+
+def _same_term(found: list[str], term: str) -> bool:
+    """Whether a named phrase's last stem is the defined term, one stemmed a step further than
+    the other included ("alias" is stemmed "alia", "aliasing" "alias")."""
+    if not found:
+        return False
+    a, b = found[0], term
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))
+                      and abs(len(a) - len(b)) <= 2)
 
 
 def _defining_rows(text: str, term: str) -> str | None:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from functions.answers.citations import strip_links, strip_markers
-from functions.answers.question_kind import defined_term
+from functions.answers.question_kind import named_subject
 from functions.answers.text import plain_text
 from functions.answers.tuning import TUNING
 from functions.search.sparse import SHORT, terms
@@ -125,7 +125,7 @@ def leans_on_context(question: str) -> bool:
     if any(not terms(m.group("rest") or "") for m in _POINTER.finditer(question)):
         return True
     if len(terms(question)) <= SHORT:  # but "What is aliasing?" names what it asks about
-        return defined_term(question) is None
+        return named_subject(question) is None
     pronoun = _PRONOUN.search(question)
     if pronoun is None:
         return False
@@ -204,7 +204,7 @@ def resolve(question: str, history: Sequence) -> str:
         return question
     first = topic_question(history)
     topic = clean_turn(subject(first), 500)
-    if defined_term(first) is not None:
+    if named_subject(first) is not None:
         for match in _POINTER.finditer(question):
             if not terms(match.group("rest") or ""):
                 start, end = match.span()

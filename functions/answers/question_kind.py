@@ -211,15 +211,25 @@ def names_other_side(compared: set[str], named: tuple[str, str], best: tuple[str
     return bool(compared & (set(terms(" ".join(named))) - set(terms(" ".join(best)))))
 
 
-# "What is loop jitter?", "What does DVFS stand for?": a definition question.
+# "What is loop jitter?", "What does an H-bridge do?": a question that names what it asks about.
 _WHAT_IS = re.compile(
     r"^\s*(?:what(?:'s|\s+is|\s+are)|define|what\s+does|what\s+do)\s+(?:an?\s+|the\s+)?"
     r"(?P<subject>[^?]{2,60}?)(?:\s+(?:mean|stand\s+for))?\s*\??\s*$", re.I)
+# … of which these ask what it is: "What is loop jitter?", "What does DVFS stand for?", not
+# "What does a managed node do while it is configured …?"
+_DEFINITION = re.compile(r"^\s*(?:what(?:'s|\s+is|\s+are)|define)\s|\s(?:mean|stand\s+for)\b",
+                         re.I)
 
 
 def defined_term(question: str) -> str | None:
     """The head word of what a definition question asks about ("What is loop jitter?" →
     "jitter"), as a stemmed term; None for other questions."""
+    return named_subject(question) if _DEFINITION.search(question) else None
+
+
+def named_subject(question: str) -> str | None:
+    """The head word of what a "What is/does …" question names ("What does an H-bridge do?" →
+    "bridg"), as a stemmed term: the question stands alone on it. None for other questions."""
     match = _WHAT_IS.match(question)
     if match is None:
         return None

@@ -478,3 +478,31 @@ def test_what_is_x_quotes_the_block_that_says_what_x_is():
                                                  dense=0.8),
                                              hit(table, "timing", "Loop timing", dense=0.7, pid=2)])
     assert text.startswith("From “Loop timing” [1]:") and "| Jitter | How much" in text
+
+
+def test_what_is_x_quotes_where_the_book_names_x_by_called_or_bold():
+    # the defining paragraph names the term with "called" (the stemmer reads "alias" as
+    # "alia" and "aliasing" as "alias"): it is quoted before a later one that merely uses it
+    content = ("No amount of filtering after sampling can remove an alias, because once folded "
+               "it is indistinguishable from a real signal.\n\nEnergy above the Nyquist "
+               "frequency folds back and shows up as a false, lower frequency called an alias.")
+    text, _ = shown("What is aliasing?", [hit(content, "aliasing", "Aliasing")])
+    assert text.startswith("Energy above the Nyquist frequency folds back")
+    content = ("Integrated driver chips insert a short dead time to prevent shoot-through.\n\n"
+               "Never close both switches on one side. That shorts the supply, a fault called "
+               "**shoot-through**, which destroys the switches.")
+    text, _ = shown("What is shoot-through?", [hit(content, "h-bridge", "The H-bridge")])
+    assert text.startswith("Never close both switches")
+
+
+def test_only_a_question_asking_what_x_is_is_a_definition():
+    from functions.answers.question_kind import defined_term, named_subject
+
+    assert defined_term("What is loop jitter?") == "jitter"
+    assert defined_term("What does DVFS stand for?") == defined_term("What is DVFS?")
+    assert defined_term("What does ZMP mean in walking?") == "zmp"
+    # names what it asks about (a follow-up's topic), but asks what it does, not what it is
+    question = "What does a managed node do while it is configured but not yet active?"
+    assert defined_term(question) is None and named_subject(question) is not None
+    assert defined_term("What does an H-bridge do?") is None
+    assert named_subject("What does an H-bridge do?") == named_subject("What is an H-bridge?")

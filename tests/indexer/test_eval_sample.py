@@ -210,3 +210,7 @@ def test_an_admonition_is_an_aside_to_its_section(minilm_index, monkeypatch, cap
     assert main(["ask", "--json", "Why should I not use time.time() to measure loop intervals?"]) == 0
     clock = json.loads(capsys.readouterr().out)
     assert clock["answer"].startswith("`time.time()` can jump")  # ':::tip Use a monotonic clock'
+    # "What is X?" quotes where the book names X ("… called an alias"), not a later use of it
+    assert main(["ask", "--json", "What is aliasing?"]) == 0
+    alias = json.loads(capsys.readouterr().out)
+    assert "called an alias" in alias["answer"], alias["answer"]
