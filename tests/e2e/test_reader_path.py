@@ -166,7 +166,9 @@ def _open_and_ask(page, question: str = "What is derivative kick?"):
     page.keyboard.press("Enter")
 
 
-MODEL_SECONDS = 3.0  # how long the fake chat model takes to write an answer
+# How long the fake chat model takes to write an answer: long enough that what the widget shows
+# while it waits (the sections found, the book's passage) comes first on a loaded 2-core machine.
+MODEL_SECONDS = 6.0
 
 
 @pytest.fixture
@@ -222,6 +224,8 @@ def test_sources_show_first_while_the_model_writes(site_server, page, model_api,
     found = page.locator(f"{PANEL} [data-sources-found] a").first
     found.wait_for(timeout=30_000)
     first_pixel = time.monotonic() - started
+    # shown while the model writes: no answer yet (an order, not a timing)
+    assert page.locator(f"{PANEL} [data-message]:not([data-passage]) a[data-citation]").count() == 0
     href = found.get_attribute("href")
     page.screenshot(path=str(artifacts / "sources-while-writing.png"))
     # the answer's citations (the book's passage, shown while the model writes, has its own)
@@ -229,7 +233,6 @@ def test_sources_show_first_while_the_model_writes(site_server, page, model_api,
     answered = time.monotonic() - started
     print(f"\n[e2e] model answer: first useful pixel (sources) {first_pixel:.2f} s, "
           f"answer {answered:.2f} s (model {MODEL_SECONDS} s)")
-    assert first_pixel < answered - 1.5, (first_pixel, answered)
     assert page.locator(f"{PANEL} [data-sources-found]").count() == 0  # replaced by the answer
     assert "/docs/pid-control" in href, href  # the section the answer draws on
     assert len(_posts(api_proxy, "/sources")) == 1
