@@ -332,7 +332,12 @@ def extractive_answer(req: SelectionRequest) -> Answer:
     picked = best_sentences(wanted, [text], limit=3, per_source=3)
     if not picked:
         return refusal(req)
-    return answered(_quoted([s for _, _, s in picked]), cite, round(share, 3))
+    quoted = [s for _, _, s in picked]
+    if len(picked) == 1:  # one sentence holds the words; the next says more of it ("Jitter is
+        # easy to measure." is followed by how): the reader selected them together
+        after = whole_sentences(text)[picked[0][1] + 1 : picked[0][1] + 2]
+        quoted += after
+    return answered(_quoted(quoted), cite, round(share, 3))
 
 
 def model_answer(req: SelectionRequest, text: str) -> Answer:

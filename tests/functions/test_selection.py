@@ -27,6 +27,17 @@ def test_extractive_answer_from_the_selection():
     assert out.citations[0]["url"] == "https://s.io/docs/loop#loop-jitter"
 
 
+def test_a_lone_sentence_is_quoted_with_the_one_that_says_more_of_it():
+    text = ("Jitter is easy to overlook and easy to measure. Record a timestamp at the top of "
+            "each tick with a monotonic clock, compute the differences, and look at their "
+            "spread. If the deviation is large, something is stealing time.")
+    out = answer_selection(SelectionRequest("How do I measure jitter?", text), None, None, 2000)
+    assert out.answer == ("Jitter is easy to overlook and easy to measure [1]. Record a timestamp "
+                          "at the top of each tick with a monotonic clock, compute the "
+                          "differences, and look at their spread [1].")
+    assert not out.low_confidence
+
+
 def test_refuses_beyond_the_selection():
     req = SelectionRequest("Who invented the telescope?", REQ.selected_text)
     out = answer_selection(req, None, None, 2000)
