@@ -120,8 +120,9 @@ def _passage(built_site) -> dict:
             "request_id": "req-sources-1"}
 
 
-def test_a_failed_answer_leaves_the_passage_marked_as_a_quote_with_the_error(
-        built_site, site_server, page, stub, artifacts):
+def _ask_with_the_passage_shown(built_site, site_server, page, stub) -> list:
+    """Ask with /chat held and /sources answering with the book's passage; returns the held
+    /chat routes once the passage shows."""
     stub({"sources": []}, delay=30)  # behind the proxy (CORS preflights); the page's routes answer
     chats = _hold(page, "chat")
     found = _passage(built_site)
@@ -134,6 +135,12 @@ def test_a_failed_answer_leaves_the_passage_marked_as_a_quote_with_the_error(
     page.keyboard.press("Enter")
     page.locator(WRITING).wait_for(timeout=10_000)
     _until(page, lambda: chats)
+    return chats
+
+
+def test_a_failed_answer_leaves_the_passage_marked_as_a_quote_with_the_error(
+        built_site, site_server, page, stub, artifacts):
+    chats = _ask_with_the_passage_shown(built_site, site_server, page, stub)
     chats[0].fulfill(status=502, content_type="application/json",
                      headers={"Access-Control-Allow-Origin": "*"},
                      body=json.dumps({"error": {"code": "upstream", "message": "model down"}}))
@@ -143,7 +150,7 @@ def test_a_failed_answer_leaves_the_passage_marked_as_a_quote_with_the_error(
         "From the book (quoted; no answer was written)"
     assert "take the derivative of the measurement" in kept.inner_text()
     assert kept.locator("a[data-citation='1']").get_attribute("href") == \
-        found["passage"]["citations"][0]["url"]
+        _passage(built_site)["passage"]["citations"][0]["url"]
     assert "could not write an answer" in page.locator(f"{PANEL} [role='alert']").inner_text()
     assert page.input_value(INPUT) == "What is derivative kick?"  # to send again
     # the question stays in the log above its passage (and is back in the box to send again)
@@ -169,18 +176,7 @@ def test_stop_cancels_both_requests(built_site, site_server, page, stub):
 
 def test_stop_after_the_passage_keeps_it_marked_and_gives_the_question_back(
         built_site, site_server, page, stub, artifacts):
-    stub({"sources": []}, delay=30)  # behind the proxy (CORS preflights); the page's routes answer
-    chats = _hold(page, "chat")
-    found = _passage(built_site)
-    page.route("**/sources", lambda route: route.fulfill(
-        status=200, content_type="application/json", body=json.dumps(found),
-        headers={"Access-Control-Allow-Origin": "*"}))
-    _goto(page, site_server + "docs/")
-    page.click(TOGGLE)
-    page.fill(INPUT, "What is derivative kick?")
-    page.keyboard.press("Enter")
-    page.locator(WRITING).wait_for(timeout=10_000)
-    _until(page, lambda: chats)
+    _ask_with_the_passage_shown(built_site, site_server, page, stub)
     page.locator(PANEL).get_by_role("button", name="Stop").click()
     kept = page.locator(KEPT)
     kept.wait_for(timeout=5000)
