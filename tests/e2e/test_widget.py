@@ -259,6 +259,9 @@ def test_real_answer_cites_and_lands_on_the_heading(built_site, site_server, pag
     # A citation of a page's opening text has no heading; follow one that names a section.
     marker = page.locator(f"{PANEL} a[data-citation][href*='#']").first
     print(f"\n[e2e] real /chat answered in {time.monotonic() - started:.2f}s")
+    # the README's picture shows what answers: the cure, not the section's tip on logging
+    answer = page.locator(f"{PANEL} [data-message]").last.inner_text()
+    assert "from the measurement instead" in answer and "Record setpoint" not in answer, answer
     page.screenshot(path=str(artifacts / "answer-with-citations.png"))
     if os.environ.get("TEXTBOOK_CHAT_UPDATE_SCREENSHOT") == "1":  # the README's picture, on request
         shutil.copyfile(artifacts / "answer-with-citations.png", REPO / "docs" / "widget.png")
