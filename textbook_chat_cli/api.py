@@ -239,7 +239,8 @@ def answer_lines(data: dict, function: str = "chat") -> list[str]:
         where = " › ".join(part for part in (c.get("title"), c.get("section_title")) if part)
         lines.append(f"  [{c['n']}] {where}  {c['url']}" if c.get("url") else f"  [{c['n']}] {where}")
     lines += [f"  see: {t['title']}  {t['url']}" for t in data.get("related_topics") or []]
-    if data.get("low_confidence") and not data.get("refusal") and function == "chat":
+    if data.get("low_confidence") and not data.get("refusal") and function == "chat" \
+            and data.get("outcome") != "closest":
         lines.append("  (a weak match: the cited sections may not answer exactly this; "
                      "--explain says why)")
     return lines

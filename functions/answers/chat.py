@@ -15,6 +15,7 @@ from functions.answers.finish import (
     NAMED_REFUSAL,
     REFUSAL,
     finish,
+    nearest,
     refusal,
 )
 from functions.answers.generation import model_answer, offline_answer, offline_quote
@@ -151,10 +152,11 @@ def gather(req: ChatRequest, retriever, query: str, context: str, meaning: bool 
 
 
 def decide(evidence: Evidence, model: str, override: float | None, with_model: bool) -> Decision:
-    """Answer, ask the model, or refuse (and why), from the fitted policy of the embedding model
-    (functions.answers.decision); a model without one keeps the dense thresholds of
-    functions.answers.confidence. `override`: LOW_CONFIDENCE_THRESHOLD, the probability to
-    answer at (the cosine level for a model without a policy)."""
+    """Answer, show the closest passage, say the book does not cover it, or ask the model (and
+    why), from the fitted policy of the embedding model (functions.answers.decision); a model
+    without one keeps the dense thresholds of functions.answers.confidence (below `low`: the
+    closest passage; below `none`: not covered). `override`: LOW_CONFIDENCE_THRESHOLD, the
+    probability to answer at (the cosine level for a model without a policy)."""
     decision = _decide(evidence, model, override, with_model)
     sources = evidence.composed.sources if evidence.composed is not None else ()
     chosen = tuple(dict.fromkeys(str(h.payload.get("url", "")) for h in sources))
@@ -171,23 +173,31 @@ def _decide(evidence: Evidence, model: str, override: float | None, with_model: 
         verdict = assess(evidence.hits, model, override,
                          query=None if evidence.follows else evidence.question)
         confidence, sure = verdict.confidence, not verdict.low
-        maybe = sure
+        maybe, near = sure, verdict.level != "none"
         rule = f"dense score {confidence:.3f} (no fitted policy for {model})"
     else:
         confidence = round(policy.probability(evidence.signals), 3)
         threshold = policy.threshold if override is None else override
         sure, maybe = confidence >= threshold, confidence >= min(policy.ask_model, threshold)
+        near = (evidence.signals.cosine >= policy.near
+                or evidence.signals.passage_terms >= policy.near_terms)
         rule = f"policy p={confidence:.3f}, answers from {threshold:.2f}" + (
-            f", asks the model from {min(policy.ask_model, threshold):.2f}" if with_model else "")
+            f", asks the model from {min(policy.ask_model, threshold):.2f}" if with_model
+            else "") + ("" if near else f"; nothing near (cosine {evidence.signals.cosine:.2f}"
+                        f" < {policy.near:.2f})")
     if evidence.absent:
         return Decision("refuse", min(confidence, 0.2), "names the book never mentions: "
                         + ", ".join(evidence.absent), evidence.signals, "not_mentioned")
+    if not near:
+        return Decision("refuse", confidence, rule, evidence.signals)
+    if with_model and maybe:
+        return Decision("model", confidence, rule, evidence.signals)
     if with_model:
-        return Decision("model" if maybe else "refuse", confidence, rule, evidence.signals)
+        return Decision("closest", confidence, rule, evidence.signals)
     if sure and not extractive.supported(evidence.composed, evidence.reading.quantity):
-        return Decision("refuse", min(confidence, 0.3), "asks for a number the quote does not "
+        return Decision("closest", min(confidence, 0.3), "asks for a number the quote does not "
                         "state", evidence.signals)
-    return Decision("answer" if sure else "refuse", confidence, rule, evidence.signals)
+    return Decision("answer" if sure else "closest", confidence, rule, evidence.signals)
 
 
 def _answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> Answer:
@@ -220,6 +230,10 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                            {"code": "not_mentioned", "names": evidence.absent[:3]}), decision
         if decision.action == "refuse":
             return refusal(REFUSAL, decision.confidence, hits), decision
+        if decision.action == "closest":
+            composed, tokens = quote(evidence, retriever, req.page_url)
+            used += tokens
+            return nearest(composed, hits, decision.confidence), decision
         if decision.action == "model":  # links removed, claims checked against the passages
             try:
                 result, tokens = model_answer(req.question, req.history, hits, llm,

@@ -1,14 +1,19 @@
-"""Whether to answer: one calibrated probability over the signals retrieval and the block choice
-already have, instead of a dense score moved by word counts.
+"""Which of the three outcomes a question gets (functions.answers.types.OUTCOMES): one calibrated
+probability over the signals retrieval and the block choice already have, and one cut for
+"nothing near".
 
 `signals()` reads a question's evidence into a few numbers (how close the best chunks are in
 meaning, how close the best block is, how many of the question's words they hold, and how many
-of its rare words the book never uses); `probability()` is a logistic model over them whose
-coefficients are fitted on labelled questions of the development books (answerable or not, in
-the book's words and in readers' own) by `python benchmarks/fit_decision.py`, and live in
-functions/data/answer_policy.json with that command, the books and the figures. A question is
-answered when the probability reaches the policy's threshold; the model path also asks the model
-in a middle band (functions.answers.chat).
+of its rare words the book never uses); `probability()` is a logistic model over them, fitted on
+labelled questions of the development books (answerable or not, in the book's words and in
+readers' own) to "the quote cites the section that answers", by `python
+benchmarks/fit_decision.py`; it lives in functions/data/answer_policy.json, one policy per
+embedding model, with that command, the books and the figures. A question is answered when the
+probability reaches the policy's threshold; it is not covered when nothing is near (its chunks'
+cosine under the policy's `near` and the best block holding under `near_terms` of its
+words (by rarity): "shoot-through dead time" is near) or it names what the book never mentions; every other
+question gets the closest passage. The model path also asks the model from `ask_model` up
+(functions.answers.chat).
 """
 
 from __future__ import annotations
@@ -55,7 +60,9 @@ class AnswerPolicy:
     weights: tuple[float, ...]
     bias: float
     threshold: float  # answer at or above this probability
-    ask_model: float  # with a model, ask it from here up (below: refused unasked)
+    ask_model: float  # with a model, ask it from here up (below: the offline outcome)
+    near: float = 0.0  # below this `cosine` signal nothing in the book is near (not covered)…
+    near_terms: float = 1.0  # … unless the best block holds this share of its words
     command: str = ""
     notes: dict = field(default_factory=dict, compare=False)
 
@@ -70,7 +77,7 @@ class AnswerPolicy:
 class Decision:
     """What the chat path decided for a question, and why: shown by `ask --explain`."""
 
-    action: str  # "answer" | "model" (ask the model) | "refuse"
+    action: str  # "answer" | "closest" | "refuse" (not covered) | "model" (ask the model)
     confidence: float  # the policy's probability (a model without one: the dense score)
     rule: str  # which rule decided, in words
     signals: Signals
@@ -93,6 +100,7 @@ def policies() -> dict[str, AnswerPolicy]:
             model=model, features=tuple(p["features"]), mean=tuple(p["mean"]),
             scale=tuple(p["scale"]), weights=tuple(p["weights"]), bias=float(p["bias"]),
             threshold=float(p["threshold"]), ask_model=float(p["ask_model"]),
+            near=float(p.get("near", 0.0)), near_terms=float(p.get("near_terms", 1.0)),
             command=data.get("command", ""), notes=p.get("notes", {}))
     return out
 

@@ -97,6 +97,10 @@ class Composed:
     top_sem: float = 0.0
     top_lex: float = 0.0
     mean_sem: float = 0.0  # … and the mean cosine of all the candidate blocks
+    # every candidate section, ordered by its best block (the quoted one first): what the
+    # "closest" outcome links (functions.answers.closest)
+    closest: list[SearchHit] = field(default_factory=list)
+    brief: str = ""  # the best block alone, as the quote shows it (its [n] names sources[n - 1])
 
 
 def _leans_back(text: str) -> bool:
@@ -470,8 +474,10 @@ def compose(reading: Reading, hits: Sequence[SearchHit],
     parts = fresh or parts
     # the best block first: the reader sees the answer before what supports it
     text = "\n\n".join(_render(c, reading) for c in parts)
+    order = dict.fromkeys([best.source, *(c.source for c in ranked)])
     return Composed(text, sources, best.lex, best.sem, max(c.sem for c in cands),
-                    max(c.lex for c in cands), sum(c.sem for c in cands) / len(cands))
+                    max(c.lex for c in cands), sum(c.sem for c in cands) / len(cands),
+                    [sources[k] for k in order], _render(best, reading))
 
 
 def _was_shown(c: Candidate, shown: str) -> bool:

@@ -1,6 +1,7 @@
 """How every chat answer ends, offline or from a model: `finish` turns the text written for the
-reader into the Answer shown (or the refusal with the closest sections), and the refusal wordings
-are written here once."""
+reader into the Answer shown (or the refusal with the closest sections), `nearest` shows the
+closest passage when the book may not answer exactly, and the refusal wordings are written here
+once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections.abc import Callable, Sequence
 from functions.answers import claims
 from functions.answers.citations import link_citations, related_topics, strip_links
 from functions.answers.prompt import NOT_FOUND, echoes_instructions
-from functions.answers.types import Answer, answered, refused
+from functions.answers.sections import split_hits
+from functions.answers.types import Answer, answered, closest, refused
 from functions.search.types import SearchHit
 
 # One wording for every refusal; the related sections follow it in the response.
@@ -27,6 +29,19 @@ def refusal(text: str, confidence: float, hits: Sequence[SearchHit],
     if case is None and text == REFUSAL:
         case = {"code": "not_covered"}
     return refused(text, confidence, related_topics(hits), case)
+
+
+def nearest(composed, hits: Sequence[SearchHit], confidence: float) -> Answer:
+    """The closest passage (outcome "closest"): the best block of `composed`
+    (functions.answers.extractive.Composed) quoted alone, cited [1], and three sections to
+    read: the quoted one, the next block's, then the closest retrieved. Nothing to quote: the
+    refusal."""
+    text, citations = link_citations(composed.brief if composed is not None else "",
+                                     composed.sources if composed is not None else ())
+    if not text or not citations:
+        return refusal(REFUSAL, confidence, hits)
+    sections = [*composed.closest[:2], *(part for _, part in split_hits(hits))]
+    return closest(text, citations, round(confidence, 3), related_topics(sections))
 
 
 def says_not_found(text: str) -> bool:

@@ -80,9 +80,11 @@ TOOLS = (
          "sources"),
     Tool("ask_book", "Ask the book",
          "Ask the textbook a question: its answer quotes or paraphrases the book with numbered "
-         "citations [n], each linking to the exact section. When the book does not answer the "
-         "question it says so (a refusal) and lists the closest sections; do not present a "
-         "refusal as the book's answer. " + _CITE,
+         "citations [n], each linking to the exact section. `outcome` says which answer it is: "
+         "\"answered\"; \"closest\" (the book may not answer exactly: the closest passage, "
+         "quoted, and the closest sections: present it as where to read, not as the answer); "
+         "\"not_covered\" (the book does not cover it: a refusal listing the closest sections; "
+         "do not present it as the book's answer). " + _CITE,
          {"type": "object", "additionalProperties": False, "required": ["question"],
           "properties": {
               "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS},
@@ -275,7 +277,7 @@ def answer_text(fields: dict) -> str:
         lines += ["", "Sources:"] + [f"[{c['n']}] {c.get('title', '')} — {c['url']}"
                                      for c in citations]
     related = fields.get("related_topics") or []
-    if related and not citations:
+    if related and (not citations or fields.get("outcome") == "closest"):
         lines += ["", "Closest sections:"] + [f"- {r.get('title', '')} — {r['url']}"
                                               for r in related]
     return "\n".join(lines)

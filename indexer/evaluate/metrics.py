@@ -1,5 +1,6 @@
-"""Pure scoring of an eval run: the answer a reader sees (does it cite the expected section, did it
-refuse rightly), with hit@k, MRR@10, citation validity and latency beside it."""
+"""Pure scoring of an eval run: the answer a reader sees (its outcome: answered, closest or not
+covered; does it cite the expected section, does it reach it, did it answer a question the book
+does not), with hit@k, MRR@10, citation validity and latency beside it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ class Outcome:
     # every citable url each retrieved chunk holds (its own + merged short sections'); empty:
     # just the ranking's url
     held: list[tuple[str, ...]] = field(default_factory=list)
+    outcome: str = ""  # answered | closest | not_covered ("": read from low_confidence)
+    related: list[str] = field(default_factory=list)  # url of every related section shown
+
+    @property
+    def shown(self) -> str:
+        """The outcome the reader saw (an answer without one: answered unless low confidence)."""
+        return self.outcome or ("not_covered" if self.low_confidence else "answered")
 
     def holds(self, i: int) -> tuple[str, ...]:
         return self.held[i] if i < len(self.held) and self.held[i] else (self.ranking[i],)
@@ -86,14 +94,38 @@ def cites_expected(o: Outcome, citable: set[str]) -> bool:
     return bool(url) and url in citable and not o.low_confidence and url in o.citations
 
 
+def answered_right(o: Outcome, citable: set[str]) -> bool:
+    """Answered (the answered outcome, not the closest passage) citing the expected section."""
+    return o.shown == "answered" and cites_expected(o, citable)
+
+
+def reached(o: Outcome, citable: set[str]) -> bool:
+    """The reader lands on the expected section: answered citing it, or shown the closest
+    passage with it among the sections linked."""
+    url = o.question.expected_url
+    return answered_right(o, citable) or (
+        o.shown == "closest" and bool(url) and url in citable and url in [*o.citations,
+                                                                          *o.related])
+
+
+def answered_confidently(o: Outcome) -> bool:
+    return o.shown == "answered" and not o.low_confidence
+
+
 def _scores(outcomes: Sequence[Outcome], citable: set[str]) -> dict:
     answerable = [o for o in outcomes if o.question.answerable]
     unanswerable = [o for o in outcomes if not o.question.answerable]
     multi = [o for o in answerable if o.question.also_url]
     ranks = [section_rank(o) for o in answerable]
     page_ranks = [rank_of(o.question.expected_page, o.pages) for o in answerable]
+    said = [o for o in answerable if o.shown == "answered"]
     return {
         "n": len(outcomes),
+        "outcomes": {k: sum(o.shown == k for o in outcomes)
+                     for k in ("answered", "closest", "not_covered")},
+        "answered_cites_expected": _share(answered_right(o, citable) for o in said),
+        "reached": _share(reached(o, citable) for o in answerable),
+        "unanswerable_answered": _share(answered_confidently(o) for o in unanswerable),
         "answer_cites_expected": _share(cites_expected(o, citable) for o in answerable),
         "answer_cites_also": _share(
             not o.low_confidence and o.question.also_url in o.citations for o in multi),
@@ -114,6 +146,7 @@ def _miss(o: Outcome, reason: str) -> dict:
         "question": o.question.question,
         "expected": o.question.expected_url,
         "reason": reason,
+        "outcome": o.shown,
         "rank": section_rank(o),
         "retrieved": o.ranking[:5],
         "cited": o.citations,
@@ -126,15 +159,17 @@ def miss_reason(o: Outcome, citable: set[str]) -> str | None:
     """Why the answer shown for this question is wrong, or None when it is right."""
     q = o.question
     if not q.answerable:
-        return None if o.low_confidence else "answered, but the book does not cover it"
+        return "answered, but the book does not cover it" if answered_confidently(o) else None
     if q.expected_url not in citable:
         return NOT_CITABLE
-    if cites_expected(o, citable):
+    if reached(o, citable):
         return None
     rank = section_rank(o)
     where = "not retrieved" if rank is None else f"retrieved at rank {rank}"
-    if o.low_confidence:
-        return f"refused, but the book answers it (expected section {where})"
+    if o.shown == "closest":
+        return f"closest passage, without the expected section among those shown ({where})"
+    if o.shown == "not_covered":
+        return f"said not covered, but the book answers it (expected section {where})"
     return f"answered without citing the expected section ({where})"
 
 
@@ -157,9 +192,11 @@ def summarize(outcomes: Sequence[Outcome], citable: set[str],
             continue
         scores = _scores(of_kind, citable)
         if kind == "unanswerable":
-            scores = {"n": scores["n"], "abstain_unanswerable": scores["abstain_unanswerable"]}
+            scores = {k: scores[k] for k in ("n", "outcomes", "unanswerable_answered",
+                                             "abstain_unanswerable")}
         else:
             scores.pop("abstain_unanswerable")
+            scores.pop("unanswerable_answered")
             if not any(o.question.also_url for o in of_kind):
                 scores.pop("answer_cites_also")
             scores["not_citable"] = sum(1 for o in of_kind if o.question.expected_url not in citable)

@@ -7,6 +7,10 @@ from collections.abc import Mapping
 
 JSON_KEYS = (
     "n",
+    "outcomes",
+    "answered_cites_expected",
+    "reached",
+    "unanswerable_answered",
     "answer_cites_expected",
     "answer_cites_also",
     "abstain_answerable",
@@ -22,6 +26,9 @@ JSON_KEYS = (
     "latency_ms",
 )
 _ROWS = (
+    ("answered_cites_expected", "answered: citing the expected section"),
+    ("reached", "expected section reached"),
+    ("unanswerable_answered", "unanswerable answered"),
     ("answer_cites_expected", "answers citing the expected section"),
     ("answer_cites_also", "multi: answers citing the second section"),
     ("abstain_answerable", "answerable refused"),
@@ -50,18 +57,26 @@ def not_citable_lines(summary: Mapping) -> list[str]:
     ]
 
 
+def outcome_counts(summary: Mapping) -> str:
+    """answered / closest / not covered, as counts."""
+    counts = summary.get("outcomes") or {}
+    return "/".join(str(counts.get(k, 0)) for k in ("answered", "closest", "not_covered"))
+
+
 def to_table(summary: Mapping, title: str = "") -> str:
     out = [title] if title else []
+    out.append(f"  {'answered / closest / not covered':<38} {outcome_counts(summary)}")
     for key, label in _ROWS:
         out.append(f"  {label:<38} {fmt(summary[key])}")
     lat = summary["latency_ms"]
     out.append(f"  {'latency p50 / p95 (ms)':<38} {fmt(lat['p50'], 1)} / {fmt(lat['p95'], 1)}")
-    out += ["", f"  {'kind':<12} {'n':>3} {'cites':>6} {'also':>6} {'refused':>8} {'hit@1':>6}"
-            f" {'hit@5':>6} {'MRR':>6} {'not citable':>12}"]
+    out += ["", f"  {'kind':<12} {'n':>3} {'ans/clo/not':>11} {'reached':>7} {'cites':>6} "
+            f"{'also':>6} {'refused':>8} {'hit@1':>6} {'hit@5':>6} {'MRR':>6} {'not citable':>12}"]
     for kind, s in summary["by_kind"].items():
         refused = s.get("abstain_unanswerable", s.get("abstain_answerable"))
         out.append(
-            f"  {kind:<12} {s['n']:>3} {fmt(s.get('answer_cites_expected'), 2):>6} "
+            f"  {kind:<12} {s['n']:>3} {outcome_counts(s):>11} {fmt(s.get('reached'), 2):>7} "
+            f"{fmt(s.get('answer_cites_expected'), 2):>6} "
             f"{fmt(s.get('answer_cites_also'), 2) if 'answer_cites_also' in s else '':>6} "
             f"{fmt(refused, 2):>8} {fmt(s.get('hit_at_1'), 2):>6} {fmt(s.get('hit_at_5'), 2):>6} "
             f"{fmt(s.get('mrr_at_10'), 2):>6} {s.get('not_citable', ''):>12}"
@@ -70,7 +85,7 @@ def to_table(summary: Mapping, title: str = "") -> str:
         out += ["", f"  misses ({len(summary['misses'])}):"]
         for m in summary["misses"]:
             out.append(f"  - {m['id']} (line {m['line']}, {m['kind']}): {m['question']}")
-            out.append(f"      expected {m['expected'] or 'a refusal'}: {m['reason']}")
+            out.append(f"      expected {m['expected'] or 'no answer'}: {m['reason']}")
             if m["cited"]:
                 out.append(f"      cited: {', '.join(m['cited'])}")
             answer = " ".join(m.get("answer", "").split())
@@ -80,6 +95,9 @@ def to_table(summary: Mapping, title: str = "") -> str:
 
 
 _COMPARE = (
+    ("answered_cites_expected", "ans.cites"),
+    ("reached", "reached"),
+    ("unanswerable_answered", "unans.answ"),
     ("answer_cites_expected", "cites"),
     ("abstain_answerable", "ans.refused"),
     ("abstain_unanswerable", "unans.refus"),

@@ -90,6 +90,8 @@ def ask_all(
                 titles=[str(h.payload.get("section_title", "")) for h in ranking],
                 answer=result.answer,
                 held=[tuple(held_urls(h.payload)) for h in ranking],
+                outcome=result.outcome,
+                related=[str(t.get("url", "")) for t in result.related_topics or ()],
             )
         )
     return outcomes

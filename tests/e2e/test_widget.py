@@ -210,6 +210,31 @@ def test_low_confidence_shows_related_topics(built_site, site_server, page, stub
     page.wait_for_function("p => location.pathname === p", arg=pid["permalink"])
 
 
+def test_the_closest_passage_is_shown_as_a_place_to_read(built_site, site_server, page, stub):
+    """outcome "closest": its own note (not the low-confidence warning), the quote without the
+    API's English lead, and the three sections under "The closest sections"."""
+    pid = _doc(built_site, "pid-control")
+    stub({"answer": "The book may not answer this exactly. The closest passage:\n\n"
+                    "Clamp the integrator while the output saturates [1].",
+          "outcome": "closest", "confidence": 0.4, "low_confidence": True,
+          "citations": [{"n": 1, "title": "PID control", "section_title": "Windup",
+                         "url": pid["permalink"], "doc_path": "", "score": 0.5, "snippet": ""}],
+          "related_topics": [{"title": "PID control", "url": pid["permalink"]},
+                             {"title": "Second", "url": pid["permalink"] + "#second"},
+                             {"title": "Third", "url": pid["permalink"] + "#third"}],
+          "request_id": "closest"})
+    _goto(page, site_server + "docs/")
+    _open_and_ask(page, "How do I stop the integral term from growing?")
+    box = page.locator(f"{PANEL} [data-outcome='closest']")
+    box.wait_for()
+    text = box.inner_text()
+    assert "The book may not answer this exactly. The closest passage:" in text
+    assert text.count("The book may not answer this exactly") == 1  # the lead once, as the note
+    assert "Clamp the integrator" in text and "not sure" not in text
+    assert "The closest sections" in text and "Sources" not in text
+    assert box.locator("[data-related] li").count() == 3
+
+
 def test_selection_over_the_cap_is_refused_with_a_hint(site_server, page, stub):
     _goto(page, site_server + "docs/")
     page.evaluate("""() => {

@@ -5,6 +5,7 @@ stay beside it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -47,17 +48,23 @@ def test_the_policy_file_names_its_command_and_every_signal():
     assert policy_for("fake-embedder") is None  # no fitted decision: the dense thresholds
 
 
-def test_answered_at_the_threshold_refused_below_and_the_model_asked_in_between():
+def test_answered_at_the_threshold_the_closest_passage_below_and_the_model_asked_in_between():
     policy = policy_for(MINILM)
     sure = band(policy, policy.threshold, 1.01)
     middle = band(policy, policy.ask_model, policy.threshold)
-    low = band(policy, 0.0, policy.ask_model)
+    low = replace(band(policy, 0.0, policy.ask_model), cosine=policy.near + 0.01)
     assert decide(evidence(sure), MINILM, None, with_model=False).action == "answer"
     offline = decide(evidence(middle), MINILM, None, with_model=False)
-    assert offline.action == "refuse" and offline.rule.startswith("policy p=")
+    assert offline.action == "closest" and offline.rule.startswith("policy p=")
+    assert decide(evidence(low), MINILM, None, with_model=False).action == "closest"
     # with a model, the middle band is the model's to answer or decline (its reply is checked)
     assert decide(evidence(middle), MINILM, None, with_model=True).action == "model"
-    assert decide(evidence(low), MINILM, None, with_model=True).action == "refuse"
+    assert decide(evidence(low), MINILM, None, with_model=True).action == "closest"
+    # nothing near (the chunks' cosine under the policy's `near`): not covered, whatever p says
+    far = replace(sure, cosine=policy.near - 0.01)
+    for with_model in (False, True):
+        decision = decide(evidence(far), MINILM, None, with_model=with_model)
+        assert decision.action == "refuse" and "nothing near" in decision.rule
     # LOW_CONFIDENCE_THRESHOLD is the probability to answer at
     assert decide(evidence(middle), MINILM, policy.ask_model, with_model=False).action == "answer"
 

@@ -32,7 +32,7 @@ def test_selection_handler_whole_response_http_api(make_deps):
     handler = Mangum(create_app(make_deps(), "selection"), lifespan="off")
     response = handler(http_api_v2("/selection", SELECTION, origin="https://reader.example"),
                        None)
-    body = {"answer": "Jitter is the variation of the loop period [1].",
+    body = {"answer": "Jitter is the variation of the loop period [1].", "outcome": "answered",
             "citations": [{"n": 1, "title": "Your selection", "section_title": "Loop jitter",
                            "url": "https://site.example/book/docs/loop#loop-jitter",
                            "doc_path": "", "score": 1.0, "snippet": SELECTION["selected_text"]}],

@@ -41,8 +41,8 @@ def test_a_lone_sentence_is_quoted_with_the_one_that_says_more_of_it():
 def test_refuses_beyond_the_selection():
     req = SelectionRequest("Who invented the telescope?", REQ.selected_text)
     out = answer_selection(req, None, None, 2000)
-    assert out.as_dict() == {"answer": NOT_IN_SELECTION, "citations": [], "confidence": 0.0,
-                   "low_confidence": True}
+    assert out.as_dict() == {"answer": NOT_IN_SELECTION, "outcome": "not_covered",
+                             "citations": [], "confidence": 0.0, "low_confidence": True}
 
 
 def test_token_cap():
@@ -139,8 +139,9 @@ def test_what_does_x_mean_here_quotes_the_sentence_about_x(question, sentence):
     "Who invented the telescope?",
 ])
 def test_a_question_the_selection_does_not_answer_is_refused(question):
-    assert _ask(question).as_dict() == {"answer": NOT_IN_SELECTION, "citations": [], "confidence": 0.0,
-                              "low_confidence": True}
+    assert _ask(question).as_dict() == {"answer": NOT_IN_SELECTION, "outcome": "not_covered",
+                                        "citations": [], "confidence": 0.0,
+                                        "low_confidence": True}
 
 
 @pytest.mark.parametrize(("question", "sentence"), [

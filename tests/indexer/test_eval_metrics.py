@@ -23,7 +23,8 @@ def q(qid: str, anchor: str | None, kind: str = "concept", page: str = P) -> Que
     return Question(qid, f"question {qid}?", url, page if anchor else None, kind, line=int(qid[1:]))
 
 
-def out(question: Question, anchors: list[str], *, low=False, cites=None, ms=10.0, page=P):
+def out(question: Question, anchors: list[str], *, low=False, cites=None, ms=10.0, page=P,
+        outcome="", related=()):
     urls = [f"{page}#{a}" if "/" not in a else a for a in anchors]
     return Outcome(
         question=question,
@@ -32,6 +33,8 @@ def out(question: Question, anchors: list[str], *, low=False, cites=None, ms=10.
         citations=[f"{P}#{c}" for c in (cites or [])],
         low_confidence=low,
         latency_ms=ms,
+        outcome=outcome,
+        related=[f"{P}#{r}" for r in related],
     )
 
 
@@ -106,9 +109,11 @@ def test_abstention_shares():
     assert run["hit_at_1"] == 1.0
     assert {m["id"]: m["reason"] for m in run["misses"]} == {
         "q3": "answered, but the book does not cover it",
-        "q4": "refused, but the book answers it (expected section retrieved at rank 1)",
+        "q4": "said not covered, but the book answers it (expected section retrieved at rank 1)",
     }
-    assert run["by_kind"]["unanswerable"] == {"n": 3, "abstain_unanswerable": pytest.approx(2 / 3)}
+    assert run["by_kind"]["unanswerable"] == {
+        "n": 3, "outcomes": {"answered": 1, "closest": 0, "not_covered": 2},
+        "unanswerable_answered": pytest.approx(1 / 3), "abstain_unanswerable": pytest.approx(2 / 3)}
     assert run["by_kind"]["fact"]["n"] == 2
     assert run["by_kind"]["concept"]["abstain_answerable"] == 0.5
 
@@ -211,3 +216,39 @@ def test_any_kind_label_is_reported_on_its_own_after_the_known_kinds():
     assert run["by_kind"]["para-goal"]["answer_cites_expected"] == 0.5
     assert run["by_kind"]["para-goal"]["abstain_answerable"] == 0.5
     assert "answer_cites_also" not in run["by_kind"]["para-goal"]
+
+
+def test_three_outcomes_reached_and_answered_unanswerable():
+    """The closest passage reaches the expected section when it is among the sections shown;
+    only an answered (not closest) question counts as answered, for the answerable and the
+    unanswerable alike."""
+    run = summarize(
+        [
+            out(q("q1", "a"), ["a"], cites=["a"], outcome="answered"),  # answered, right
+            out(q("q2", "b"), ["b"], cites=["c"], outcome="answered"),  # answered, wrong
+            out(q("q3", "c"), ["d", "c"], cites=["d"], low=True, outcome="closest",
+                related=["d", "e", "c"]),  # closest: the third section shown is the one
+            out(q("q4", "d"), ["e"], cites=["e"], low=True, outcome="closest",
+                related=["e", "f", "g"]),  # closest, the expected section not shown
+            out(q("q5", "e"), ["e"], low=True, outcome="not_covered", related=["e"]),
+            out(q("q6", None, "unanswerable"), ["a"], cites=["a"], low=True, outcome="closest",
+                related=["a"]),
+            out(q("q7", None, "unanswerable"), ["a"], cites=["a"], outcome="answered"),
+            out(q("q8", None, "unanswerable"), ["a"], low=True, outcome="not_covered"),
+        ],
+        INDEX,
+    )
+    assert run["outcomes"] == {"answered": 3, "closest": 3, "not_covered": 2}
+    assert run["answered_cites_expected"] == 0.5  # q1 of q1, q2
+    assert run["reached"] == pytest.approx(2 / 5)  # q1, q3
+    assert run["unanswerable_answered"] == pytest.approx(1 / 3)  # q7
+    assert run["answer_cites_expected"] == 0.2  # a closest passage is not an answer
+    assert {m["id"]: m["reason"] for m in run["misses"]} == {
+        "q2": "answered without citing the expected section (retrieved at rank 1)",
+        "q4": "closest passage, without the expected section among those shown "
+              "(not retrieved)",
+        "q5": "said not covered, but the book answers it (expected section retrieved at rank 1)",
+        "q7": "answered, but the book does not cover it",
+    }
+    assert run["by_kind"]["concept"]["outcomes"] == {"answered": 2, "closest": 2,
+                                                     "not_covered": 1}

@@ -27,11 +27,11 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "textbook"
 QUESTIONS = SAMPLE / "questions.jsonl"
 COLLECTION = "sample-eval"
 # What the sample must reach with MiniLM + hybrid (measured with the decision fitted on pai-ali,
-# functions/data/answer_policy.json: the answer shown cites the expected section for 28 of 32,
-# hit@5 0.969, MRR 0.904, 6 of 8 unanswerable questions refused (the word-counted rule before it:
-# 7, and 27 of 32 cited), 1 of 32 answerable ones wrongly refused; with the 7 follow-ups, whose
-# earlier turns are in "history": 35 of 39 cited, the 7 follow-ups all, hit@5 0.974).
-MIN_CITES, MIN_HIT5, MIN_MRR, MAX_WRONG_ABSTAIN, MIN_ABSTAIN = 0.8, 0.9, 0.75, 0.1, 0.75
+# functions/data/answer_policy.json, on its 39 answerable questions and 8 unanswerable ones:
+# 31 answered / 14 closest / 2 not covered, answers cite the expected section 28 of 31 times,
+# the expected section is reached for 35 of 39, no unanswerable question answered; hit@5 0.974).
+MIN_ANSWERED_CITES, MIN_REACHED, MAX_UNANSWERABLE_ANSWERED = 0.85, 0.85, 0.15
+MIN_HIT5, MIN_MRR = 0.9, 0.75
 
 pytestmark = pytest.mark.slow
 
@@ -66,11 +66,11 @@ def minilm_index(tmp_path_factory):
 
 def passes(summary: dict) -> bool:
     return (
-        summary["answer_cites_expected"] >= MIN_CITES
+        (summary["answered_cites_expected"] or 0.0) >= MIN_ANSWERED_CITES
+        and summary["reached"] >= MIN_REACHED
         and summary["hit_at_5"] >= MIN_HIT5
         and summary["mrr_at_10"] >= MIN_MRR
-        and summary["abstain_answerable"] <= MAX_WRONG_ABSTAIN
-        and summary["abstain_unanswerable"] >= MIN_ABSTAIN
+        and summary["unanswerable_answered"] <= MAX_UNANSWERABLE_ANSWERED
     )
 
 
@@ -91,7 +91,8 @@ def test_a_first_sentence_of_the_top_hit_answerer_misses_the_thresholds(minilm_i
 
     settings, embedder = minilm_index
     run = run_eval(read_questions(QUESTIONS), settings, "hybrid", embedder=embedder)
-    naive = [replace(o, citations=o.ranking[:1], low_confidence=False) for o in run.outcomes]
+    naive = [replace(o, citations=o.ranking[:1], low_confidence=False, outcome="answered")
+             for o in run.outcomes]
     store = QdrantStore.open(settings)
     try:
         urls = indexed_urls(store)

@@ -106,6 +106,8 @@ export function normaliseAnswer(data) {
     citations: citations.map((c) => ({...c, n: Number(c.n)})),
     confidence: typeof data.confidence === 'number' ? data.confidence : null,
     lowConfidence: Boolean(data.low_confidence),
+    // answered | closest | not_covered (an API without the field: a refusal is not_covered)
+    outcome: OUTCOMES.includes(data.outcome) ? data.outcome : data.refusal ? 'not_covered' : 'answered',
     relatedTopics: related,
     requestId: typeof data.request_id === 'string' ? data.request_id : null,
     ...(data.mode === 'offline-fallback' ? {offlineFallback: true} : {}),
@@ -115,6 +117,8 @@ export function normaliseAnswer(data) {
   };
 }
 
+const OUTCOMES = ['answered', 'closest', 'not_covered'];
+
 const REFUSAL_LABELS = {
   not_covered: 'refusalNotCovered',
   not_mentioned: 'refusalNotMentioned',
@@ -123,10 +127,15 @@ const REFUSAL_LABELS = {
 };
 
 /**
- * The words a refusal is shown in: the site's label for its case (so a translated site speaks
- * its language), else the API's own text.
+ * The words an answer is shown in. A refusal: the site's label for its case (so a translated site
+ * speaks its language), else the API's own text. The closest passage: the quote alone (the API's
+ * first paragraph is its English lead, which the widget shows as the `closestPassage` label).
  */
 export function refusalText(answer, labels) {
+  if (answer.outcome === 'closest') {
+    const cut = answer.answer.indexOf('\n\n');
+    return cut >= 0 ? answer.answer.slice(cut + 2) : answer.answer;
+  }
   const key = answer.refusal && REFUSAL_LABELS[answer.refusal.code];
   const template = key && labels[key];
   if (!template) return answer.answer;

@@ -106,6 +106,7 @@ test('normaliseAnswer tolerates missing fields and drops broken citations', () =
     citations: [{n: 1, url: '/x'}],
     confidence: null,
     lowConfidence: true,
+    outcome: 'answered',
     relatedTopics: [],
     requestId: null,
   });
@@ -145,4 +146,24 @@ test('the reader can stop a request: it ends at once as "aborted", not as an err
       assert.ok(Date.now() - started < 1000);
     },
   );
+});
+
+test('each outcome is kept; the closest passage is shown without the API’s English lead', async () => {
+  const {normaliseAnswer, refusalText} = await import('./api.mjs');
+  const labels = {refusalNotCovered: 'Pas dans le livre.', closestPassage: 'Le passage le plus proche :'};
+  const closest = normaliseAnswer({
+    answer: 'The book may not answer this exactly. The closest passage:\n\nClamp the integrator [1].\n\nMore.',
+    outcome: 'closest', low_confidence: true, citations: [{n: 1, url: '/d#a'}],
+    related_topics: [{title: 'A', url: '/d#a'}, {title: 'B', url: '/d#b'}, {title: 'C', url: '/d#c'}],
+  });
+  assert.equal(closest.outcome, 'closest');
+  assert.equal(refusalText(closest, labels), 'Clamp the integrator [1].\n\nMore.');
+  assert.equal(closest.relatedTopics.length, 3);
+  const refused = normaliseAnswer({answer: 'No.', outcome: 'not_covered', low_confidence: true, refusal: {code: 'not_covered'}});
+  assert.equal(refused.outcome, 'not_covered');
+  assert.equal(refusalText(refused, labels), 'Pas dans le livre.');
+  // an API from before the outcome field: a refusal is not covered, anything else answered
+  assert.equal(normaliseAnswer({answer: 'x', refusal: {code: 'off_topic'}}).outcome, 'not_covered');
+  assert.equal(normaliseAnswer({answer: 'x', low_confidence: true}).outcome, 'answered');
+  assert.equal(normaliseAnswer({answer: 'x', outcome: 'maybe'}).outcome, 'answered');
 });

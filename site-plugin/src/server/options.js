@@ -24,6 +24,10 @@ const DEFAULT_LABELS = Object.freeze({
   refusalNotMentioned: "The book doesn't mention {names}, so I won't guess. These sections are the closest:",
   refusalEmptyQuestion: 'Please ask a question about the book in a few words, for example “What is …?”',
   refusalOffTopic: 'I can only answer questions about this book.',
+  // Above the closest passage (the API's outcome "closest": the book may not answer exactly),
+  // and above the sections listed with it (the quoted one first).
+  closestPassage: 'The book may not answer this exactly. The closest passage:',
+  closestSections: 'The closest sections',
   thinking: 'Looking through the textbook…',
   feedbackUp: 'This answer helped',
   feedbackDown: 'This answer did not help',

@@ -128,10 +128,14 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
       label: (citation) => citationLabel(citation, pageLabels),
       sourcesTitle: labels.sources,
     });
+  // The closest passage (the book may not answer exactly) is shown as a place to read, not as a
+  // warning: its own note, the quote, and the closest sections (the quoted one first).
+  const closest = message.outcome === 'closest';
   return (
     <div
-      className={clsx(styles.answer, message.lowConfidence && styles.lowConfidence, message.passage && styles.passage)}
+      className={clsx(styles.answer, message.lowConfidence && !closest && styles.lowConfidence, closest && styles.closest, message.passage && styles.passage)}
       data-message={message.id}
+      data-outcome={message.outcome || undefined}
       data-low-confidence={message.lowConfidence ? 'true' : undefined}
       data-passage={message.passage || undefined}
       // The passage shown while the answer is written is not read out: the answer replacing it
@@ -145,7 +149,12 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
       {message.offlineFallback && (
         <p className={styles.lowConfidenceNote} data-offline-fallback="true">{labels.offlineFallback}</p>
       )}
-      {message.lowConfidence && (
+      {closest && (
+        <p className={styles.closestNote} data-closest-note="">
+          <QuoteIcon /> {labels.closestPassage}
+        </p>
+      )}
+      {message.lowConfidence && !closest && (
         <p className={styles.lowConfidenceNote}>
           <WarningIcon /> 
           {labels.lowConfidence}
@@ -153,8 +162,8 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
       )}
       <Markdown text={message.content} citations={citations} renderCitation={renderCitation} resolve={resolve} onNavigate={onNavigate} labels={labels} />
       {message.lowConfidence && message.relatedTopics && message.relatedTopics.length > 0 && (
-        <nav aria-label={labels.relatedTopics} className={styles.sources}>
-          <p className={styles.sourcesTitle}>{labels.relatedTopics}</p>
+        <nav aria-label={closest ? labels.closestSections : labels.relatedTopics} className={styles.sources} data-related="">
+          <p className={styles.sourcesTitle}>{closest ? labels.closestSections : labels.relatedTopics}</p>
           <ul>
             {message.relatedTopics.map((topic, i) => (
               <li key={i}>
@@ -167,7 +176,7 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
           </ul>
         </nav>
       )}
-      {citations.length > 0 && (
+      {citations.length > 0 && !closest && (
         <nav aria-label={labels.sources} className={styles.sources}>
           <p className={styles.sourcesTitle}>{labels.sources}</p>
           <ol>

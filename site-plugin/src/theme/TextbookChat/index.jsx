@@ -255,6 +255,7 @@ export default function TextbookChat() {
           content: refusalText(answer, labels),
           citations: answer.citations,
           lowConfidence: answer.lowConfidence,
+          outcome: answer.outcome,
           offlineFallback: Boolean(answer.offlineFallback),
           relatedTopics: answer.relatedTopics,
           requestId: answer.requestId,
