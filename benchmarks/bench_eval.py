@@ -214,11 +214,13 @@ def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
 
 def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None,
                  cache: Path | None = None, model_url: str | None = None,
-                 sets: tuple[str, ...] = ("questions",), by_file: bool = False) -> dict:
+                 sets: tuple[str, ...] = ("questions",), by_file: bool = False,
+                 shown: list | None = None) -> dict:
     """{label: summary} for every run on one corpus, indexed afresh in workdir; the para set's
     run (hybrid only) is labelled "hybrid para". `model_url`: the base URL of an OpenAI-compatible server
     answering instead of the offline path. `by_file`: one hybrid run per question file instead,
-    labelled by the file's name."""
+    labelled by the file's name. `shown`: a list that receives every hybrid answer
+    (answer_rows), to diff the answers of two versions."""
     settings = Settings.from_env(os.environ).with_(qdrant_path=str(workdir / corpus.name),
                                                    collection=corpus.name)
     embedder = embedder or make_local_embedder(settings, cache)
@@ -247,15 +249,29 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
                     run = run_eval(questions, answering, mode=mode, baseline=baseline,
                                    embedder=embedder, store=store)
                     results[which] = run.summary
+                    if shown is not None:
+                        shown += answer_rows(corpus.name, which, run.outcomes)
                     continue
                 if which != "questions" and label != "hybrid":
                     continue  # the other sets measure the answers shown: hybrid, as served
                 run = run_eval(questions, answering, mode=mode, baseline=baseline,
                                embedder=embedder, store=store)
                 results[label if which == "questions" else f"{label} {which}"] = run.summary
+                if shown is not None and label == "hybrid":
+                    shown += answer_rows(corpus.name, which, run.outcomes)
         return results
     finally:
         store.close()
+
+
+def answer_rows(corpus: str, which: str, outcomes) -> list[dict]:
+    """One JSON-ready row per answer shown: what `--answers FILE` writes, one a line, so two
+    versions' answers can be diffed question by question (`diff before.jsonl after.jsonl`)."""
+    return [{"corpus": corpus, "set": which, "id": o.question.id, "kind": o.question.kind,
+             "question": o.question.question, "expected": o.question.expected_url,
+             "outcome": o.shown, "refused": o.low_confidence, "citations": o.citations,
+             "related": o.related, "answer": o.answer}
+            for o in outcomes]
 
 
 @contextmanager
@@ -315,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answer-all", action="store_true",
                         help="the decision's ceiling: answer every question the other gates let "
                              "through (the fitted threshold set to 0 for this run)")
+    parser.add_argument("--answers", type=Path, metavar="FILE",
+                        help="write every answer of the hybrid runs to FILE, one JSON object a "
+                             "line in question order (diff two versions' files)")
     parser.add_argument("--cache", type=lambda v: Path(v) if v else None, default=DEFAULT_CACHE,
                         help=f"embedding cache folder (default {DEFAULT_CACHE}; '' for none)")
     args = parser.parse_args(argv)
@@ -324,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no corpora with docs/ and a question file under {root}", file=sys.stderr)
         return 2
     table: dict[str, dict] = {}
+    shown: list[dict] | None = [] if args.answers else None
     runs = tuple(r for r in RUNS if r[0] in args.runs.split(","))
     with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp, \
             _fake_model(args.fake_model) as model_url, _answer_all(args.answer_all):
@@ -331,7 +351,10 @@ def main(argv: list[str] | None = None) -> int:
             table[corpus.name] = bench_corpus(corpus, Path(tmp), runs=runs, cache=args.cache,
                                               model_url=model_url,
                                               sets=tuple(args.sets.split(",")),
-                                              by_file=args.by_file)
+                                              by_file=args.by_file, shown=shown)
+    if args.answers:
+        args.answers.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in shown),
+                                encoding="utf-8")
     answers = "the fake model's answers" if args.fake_model else "the answers shown"
     if args.json:
         print(json.dumps(table, indent=2))
