@@ -26,11 +26,39 @@ from pathlib import Path
 
 from benchmarks.bench_eval import corpora_root, find_corpora, make_local_embedder, site_settings
 from functions.answers import claims
-from functions.answers.selection import sentences
+from functions.answers.citations import strip_markers
+from functions.answers.text import plain_text
+from functions.answers.text import sentences as split_sentences
 from functions.search.sparse import terms
 from functions.settings import Settings
 from indexer.build import build_chunks
 from indexer.model import ChunkOptions
+
+# Lines of a passage that are not prose: table rows, admonition fences, MDX exports.
+_NOT_PROSE = re.compile(r"^\s*(\||:::|export )")
+_CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
+_LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
+
+
+def sentences(markdown: str) -> list[str]:
+    """A passage's prose sentences (Markdown): code, tables, admonition fences and MDX exports
+    left out, each list item a sentence of its own, none under 20 characters or ending in ':'
+    (it introduces what is left out)."""
+    lines = []
+    for line in _CODE_FENCE.sub("\n", markdown).splitlines():
+        if _NOT_PROSE.match(line):
+            lines.append("")
+            continue
+        if _LIST_ITEM.match(line.strip()):
+            lines.append("")  # each item of a list is a sentence of its own
+        lines.append(plain_text(line))
+    out = []
+    for para in re.split(r"\n\s*\n", "\n".join(lines)):
+        para = " ".join(para.split())
+        out += [strip_markers(s) for s in split_sentences(para)
+                if len(s) >= 20 and not s.endswith(":")]
+    return out
+
 
 KINDS = ("verbatim", "trimmed", "same_page", "other_page", "misstated")
 SUPPORTED = ("verbatim", "trimmed")

@@ -14,6 +14,9 @@ from functions.search.types import SearchHit
 _BEFORE = r"(?:\s+|(?<![\w\])`]))"
 _MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
 _FENCED = re.compile(r"```.*?```", re.S)  # a snippet shows prose, not code
+# The space a removed marker leaves before a stop ("text [7]." → "text ."); a stop that opens a
+# word keeps the space before it ("HTTP :80", ":::tip").
+_SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])(?=[\s)\]*_\"'”’]|$)")
 SNIPPET_CHARS = TUNING.snippet_chars.value
 
 
@@ -61,7 +64,7 @@ def link_citations(answer: str, hits: Sequence[SearchHit]) -> tuple[str, list[di
         return leading + "".join(f"[{k}]" for k in kept) if kept else ""
 
     text = _outside_code(_MARKERS.sub(replace, answer),
-                         lambda prose: re.sub(r"[ \t]+([.,;:!?])", r"\1", prose)).strip()
+                         lambda prose: _SPACE_BEFORE_STOP.sub(r"\1", prose)).strip()
     citations = [citation(new, hits[old - 1]) for old, new in sorted(renumber.items(),
                                                                       key=lambda kv: kv[1])]
     return text, citations
@@ -124,4 +127,4 @@ def _unlink(text: str) -> str:
     text = _REF_LINK.sub(r"\1", text)
     text = _BARE.sub("", _ANGLE.sub("", text))
     text = re.sub(r"\(\s*\)", "", text)  # "(see )" left by a removed URL
-    return re.sub(r"[ \t]{2,}", " ", re.sub(r"[ \t]+([.,;:!?])", r"\1", text))
+    return re.sub(r"[ \t]{2,}", " ", _SPACE_BEFORE_STOP.sub(r"\1", text))

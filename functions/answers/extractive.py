@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from functions.answers.citations import strip_markers
 from functions.answers.question_kind import Reading, names_other_side, states_quantity
-from functions.answers.reader_blocks import TextBlock, split_blocks
+from functions.answers.reader_blocks import TextBlock, diagram_text, is_diagram, split_blocks
 from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
 from functions.answers.tuning import TUNING
@@ -62,6 +62,9 @@ _LATE_PRONOUN = re.compile(r"^[^.,;:]{1,40},\s+(?:this|these|that|those|such)\b"
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a list item's first line
 _OPEN_END = re.compile(r"\b(?:is|are|was|be|by|as|to|of|and|or|with|from|gives?|becomes?|"
                        r"reads?|follows?|uses?|like|then)$", re.I)
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
+# A sentence that points at what comes after it: "The setup looks as follows.", "… the table below."
+_POINTS_ON = re.compile(r"\b(?:as\s+follows|the\s+following|below|like\s+this)\W*$", re.I)
 
 
 @dataclass
@@ -127,7 +130,8 @@ def _candidates(reading: Reading, hits: Sequence[SearchHit], page_url: str | Non
                 continue
             blocks = split_blocks(str(part.payload.get("content", "")))
             usable = [k for k, b in enumerate(blocks)
-                      if b.kind != "heading" and (not b.noise or keep_skipped) and plain_text(b.text)
+                      if b.kind not in ("heading", "figure") and (not b.noise or keep_skipped)
+                      and plain_text(b.text)
                       and not _dangling(blocks, k)]
             if not usable:
                 continue
@@ -234,20 +238,46 @@ def _named_rows(text: str, wanted: frozenset[str]) -> str | None:
 
 
 def _announces(text: str) -> bool:
-    """A paragraph that ends by pointing at what follows: "…the following:", or a sentence
-    left open for the formula or code below it ("The relation with the loop period is")."""
+    """A paragraph that ends by pointing at what follows: "…the following:", "…looks as
+    follows.", or a sentence left open for the formula or code below it ("The relation with
+    the loop period is")."""
     end = text.rstrip()
-    return end.endswith(":") or _OPEN_END.search(end) is not None
+    return (end.endswith(":") or _OPEN_END.search(end) is not None
+            or _POINTS_ON.search(strip_markers(end)) is not None)
+
+
+def _points_ahead(text: str) -> bool:
+    """A sentence before the paragraph's last points past it ("The cluster looks as follows.
+    Each box is a server/VM." above the diagram)."""
+    return any(_POINTS_ON.search(s) for s in sentences(plain_text(text))[:-1])
+
+
+def _announced(blocks: list[TextBlock], k: int) -> tuple[bool, TextBlock | None]:
+    """Whether paragraph k points at the block after it, and that block as it is quoted with
+    it: a list, table, code or paragraph; a Mermaid diagram as the text it shows
+    (reader_blocks.diagram_text); None when nothing quotable follows in its section (a picture,
+    another diagram, a quiz, a heading)."""
+    block = blocks[k]
+    nxt = blocks[k + 1] if k + 1 < len(blocks) else None
+    if block.kind != "paragraph":
+        return False, None
+    if not _announces(block.text) and not (
+            nxt is not None and nxt.kind in ("list", "table", "code", "definition", "figure")
+            and _points_ahead(block.text)):
+        return False, None
+    if nxt is not None and nxt.kind == "code" and is_diagram(nxt.text):
+        drawn = diagram_text(nxt.text)
+        return True, TextBlock("list", drawn, nxt.start) if drawn else None
+    if nxt is None or nxt.kind == "heading" or nxt.noise:
+        return True, None
+    return True, nxt
 
 
 def _dangling(blocks: list[TextBlock], k: int) -> bool:
-    """A paragraph announcing what follows ("Options, depending on budget:") with nothing
-    quotable after it in its section: alone it says nothing."""
-    block = blocks[k]
-    if block.kind != "paragraph" or not _announces(block.text):
-        return False
-    nxt = blocks[k + 1] if k + 1 < len(blocks) else None
-    return nxt is None or nxt.kind == "heading" or nxt.noise
+    """A paragraph announcing what follows ("Options, depending on budget:", "The cluster looks
+    as follows.") with nothing quotable after it in its section: alone it says nothing."""
+    points, follows = _announced(blocks, k)
+    return points and follows is None
 
 
 def _score(reading: Reading, cands: list[Candidate], embed) -> None:
@@ -297,7 +327,10 @@ def _trim_paragraph(text: str, wanted: frozenset[str]) -> str:
     start = best_at
     while start > 0 and _leans_back(plain_text(sents[start])):
         start -= 1
-    return " ".join(sents[start : start + 3])
+    end = min(start + 3, len(sents))
+    while end < len(sents) and _POINTS_ON.search(plain_text(sents[end - 1])):
+        end += 1  # never ending on "… works as follows.": what it announces comes with it
+    return " ".join(sents[start:end])
 
 
 def _code_window(lines: list[str], wanted: frozenset[str]) -> str:
@@ -357,14 +390,9 @@ def _lead_in(c: Candidate) -> TextBlock | None:
 def _follow_on(c: Candidate) -> TextBlock | None:
     """The block a paragraph announces ("…the following:"), or the short paragraph that says
     what a code block does or gives ("An echo of 5.8 ms is about 1 m."), in the same section."""
-    nxt = c.blocks[c.index + 1] if c.index + 1 < len(c.blocks) else None
-    if nxt is None or nxt.kind == "heading" or nxt.noise:
-        return None
     if c.block.kind == "code":
         return _explains(c.blocks, c.index + 1)
-    if c.block.kind != "paragraph" or not _announces(c.block.text):
-        return None
-    return nxt
+    return _announced(c.blocks, c.index)[1]
 
 
 def _explains(blocks: list[TextBlock], k: int) -> TextBlock | None:
@@ -398,8 +426,9 @@ def _render(c: Candidate, reading: Reading) -> str:
                     and intro.text.rstrip().endswith(":") and len(intro.text) <= MAX_CHARS:
                 listed = strip_markers(intro.text) + "\n\n" + listed
             return listed + "\n\n" + _cite_prose(body, n)
-        if lead is not None:
-            return strip_markers(lead.text) + " " + _cite_prose(body, n)
+        if lead is not None:  # a lead-in that ends no sentence (a label) keeps its own line
+            glue = " " if _ENDS_SENTENCE.search(plain_text(lead.text)) else "\n\n"
+            return strip_markers(lead.text) + glue + _cite_prose(body, n)
         return _cite_prose(body, n)
     after = "" if follow is None else "\n\n" + _cite_prose(strip_markers(follow.text), n)
     if lead is not None:

@@ -19,11 +19,17 @@ _TABLE = re.compile(r"^\s*\|")
 # a GFM table written without its outer pipes ("a | b" over "--- | ---") is a table too
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+# A setext heading's underline ("=====" or "-----"); a thematic break ("---", "* * *", "___").
+_SETEXT = re.compile(r"^\s{0,3}(?:=+|-+)\s*$")
+_BREAK = re.compile(r"^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,}|=+\s*)$")
+# A line that is all bold: "**Setup**" (not "**Setup**:", which introduces what follows it).
+_BOLD_LINE = re.compile(r"^\s{0,3}(\*\*|__)(?=\S)(?:(?!\1).){1,80}(?<=\S)\1\s*$")
 _SKIP = re.compile(r"^\s*(?:import\s.+\sfrom\s|export\s|:::|</?[a-z][\w.]*[\s/>]|</?>|\{/\*"
                    r"|</[A-Z][\w.]*\s*>)")
 # An MDX component (<Quiz …>, <Exercise …>): its props run over several lines.
 _JSX_OPEN = re.compile(r"^\s*<([A-Z][\w.]*)(?=[\s/>]|$)")
-_IMAGE = re.compile(r"^\s*!\[[^\]]*\]\([^)]*\)\s*$")
+_IMAGE = re.compile(r"^\s*(?:!\[[^\]]*\]\([^)]*\)\s*$|<(?:img|figure|picture|svg|iframe|video)\b)",
+                    re.I)
 _NAV = re.compile(r"(?:^|\*\*)\s*(?:next|previous|prev|up next|continue to)\b[^:\n]{0,20}:.*$"
                   r"|[→»]\s*\**\s*$|^\s*[←«]", re.I | re.M)
 _OPTION = re.compile(r"^\s*(?:[-*+]\s*)?(?:\*\*)?\(?[A-Da-d][).:](?:\*\*)?\s+\S")
@@ -41,15 +47,21 @@ _DEFINITION = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|`)?[^:\n]{1,60}?(?:\*\*|`)?\
 
 @dataclass(frozen=True)
 class TextBlock:
-    kind: str  # paragraph | list | table | code | definition | heading
+    kind: str  # paragraph | list | table | code | definition | heading | figure (an image)
     text: str  # Markdown as written (admonition fences and JSX lines removed)
     start: int  # offset of the block in the text it came from
     noise: bool = False  # navigation, quiz prompt or options: not answer material
 
 
+def is_diagram(text: str) -> bool:
+    """Whether a fenced block is a diagram's source (```` ```mermaid ````, PlantUML, dot, d2):
+    the page shows the drawing."""
+    return bool(_DIAGRAM.match(text))
+
+
 def _is_noise(kind: str, text: str) -> bool:
     if kind == "code":
-        return bool(_DIAGRAM.match(text))
+        return is_diagram(text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return True
@@ -125,7 +137,22 @@ def split_blocks(text: str) -> list[TextBlock]:
         elif _HEADING.match(line):
             flush()
             out.append(TextBlock("heading", line.strip(), offsets[i], noise=True))
-        elif _SKIP.match(line) or _IMAGE.match(line):
+        elif _SETEXT.match(line) and run and _kind([lines[k] for k in run]) == "paragraph":
+            # "Setup\n-----": the lines above were a heading (setext), never the text's start
+            start = offsets[run[0]]
+            out.append(TextBlock("heading", " ".join(lines[k].strip() for k in run), start,
+                                 noise=True))
+            run.clear()
+        elif _BREAK.match(line):
+            flush()  # a thematic break (---, ***) draws a line, it says nothing
+        elif not run and _BOLD_LINE.match(line) and _prose_follows(lines, i):
+            # "**Setup**" on its own line above the text: the author's heading, not the text's
+            # first words (a bold line ending in ':' stays the lead-in of its list)
+            out.append(TextBlock("heading", line.strip(), offsets[i], noise=True))
+        elif _IMAGE.match(line):
+            flush()  # a picture: never quoted, but what a sentence before it announces
+            out.append(TextBlock("figure", line.strip(), offsets[i], noise=True))
+        elif _SKIP.match(line):
             flush()
         elif run and (bool(_TABLE.match(line)) != bool(_TABLE.match(lines[run[0]]))
                       or (_LIST.match(line) and not _LIST.match(lines[run[0]]))):
@@ -136,6 +163,14 @@ def split_blocks(text: str) -> list[TextBlock]:
         i += 1
     flush()
     return _join_loose_lists(out)
+
+
+def _prose_follows(lines: list[str], i: int) -> bool:
+    """Whether the next line after line i that has text is prose (not a list, a table, a
+    fence or another block)."""
+    nxt = next((ln for ln in lines[i + 1:] if ln.strip()), "")
+    return bool(nxt) and not (_LIST.match(nxt) or _TABLE.match(nxt) or _FENCE.match(nxt)
+                              or _HEADING.match(nxt) or _SKIP.match(nxt) or _JSX_OPEN.match(nxt))
 
 
 def _join_loose_lists(blocks: list[TextBlock]) -> list[TextBlock]:
@@ -181,3 +216,120 @@ def _jsx_end(lines: list[str], i: int, tag: str) -> int:
         if j > i and not line.strip() and depth <= 0 and ">" in lines[j - 1]:
             return j - 1
     return len(lines) - 1
+
+
+# --- a diagram's text: what its drawing shows, for a sentence that announces it ------------------
+_DIAGRAM_HEAD = re.compile(r"^\s{0,3}(?:```+|~~~+)\s*(\w+)")
+_MERMAID_KIND = re.compile(r"^\s*(graph|flowchart|sequenceDiagram|stateDiagram(?:-v2)?)\b", re.I)
+_NODE = re.compile(r"\s*([\w]+)(\(\(\(.*?\)\)\)|\(\[.*?\]\)|\[\[.*?\]\]|\[\(.*?\)\]|\(\(.*?\)\)|"
+                   r"\{\{.*?\}\}|\[[/\\].*?[/\\]\]|\[.*?\]|\(.*?\)|\{.*?\}|>.*?\])?")
+# an edge, its text written inside ("-- HTTP -->", "-. poll .->") or after it ("-->|HTTP|")
+_EDGE = re.compile(r"\s*(?:(?:--|==|-\.)\s+(?P<inside>[^|>]+?)\s+)?"
+                   r"(?P<arrow><?(?:-{2,}|={2,}|-\.+-|\.-+|={2,})[>ox]?|~~~)\s*"
+                   r"(?:\|(?P<after>[^|]*)\|)?")
+_SUBGRAPH = re.compile(r"^\s*subgraph\s+([^\[\s]+(?:\s+[^\[\s]+)*?)\s*(\[.*\])?\s*$")
+_MESSAGE = re.compile(r"^\s*([\w ]+?)\s*(<<)?-{1,2}(?:>>|>|x|\))[+-]?\s*([\w ]+?)\s*:\s*(.+)$")
+_PARTICIPANT = re.compile(r"^\s*(?:participant|actor)\s+(\w+)(?:\s+as\s+(.+))?$", re.I)
+_NOTE = re.compile(r"^\s*note\s+(?:over|left of|right of)\s+[^:]+:\s*(.+)$", re.I)
+# statements that draw no text of their own (Mermaid's keywords are lower case: "OPT" is a node)
+_NOT_DRAWN = re.compile(r"^\s*(?:%%|(?:classDef|class|style|linkStyle|click|direction|end|subgraph|"
+                        r"autonumber|activate|deactivate|loop|alt|else|opt|par|and|critical|"
+                        r"break|rect)\b)")
+
+
+def _label(raw: str) -> str:
+    """A node's or an edge's text as drawn: no shape brackets, quotes, line breaks or markup."""
+    text = re.sub(r"<br\s*/?>", " ", raw.strip().lstrip("[({/\\>").rstrip("])}/\\"), flags=re.I)
+    text = re.sub(r"#quot;", '"', text).strip().strip('"')
+    return " ".join(text.replace("**", "").replace("`", "").split())
+
+
+def _flow(lines: list[str]) -> list[str]:
+    """A flowchart or state diagram as one line per box (a subgraph: its title and the nodes
+    drawn in it), one per arrow ("Load balancer → Web server: HTTP"), and one for each node no
+    arrow reaches."""
+    names: dict[str, str] = {}
+    edges: list[tuple[list[str], str, str, list[str]]] = []
+    boxes: list[tuple[str, list[str]]] = []  # a subgraph's title and the nodes drawn in it
+    inside: list[int] = []  # the boxes open at this line, innermost last
+    for line in lines:
+        for statement in line.split(";"):
+            box = _SUBGRAPH.match(statement)
+            if box:
+                inside.append(len(boxes))
+                boxes.append((_label(box.group(2) or box.group(1)), []))
+                continue
+            if re.match(r"^\s*end\s*$", statement) and inside:
+                inside.pop()
+                continue
+            if not statement.strip() or _NOT_DRAWN.match(statement):
+                continue
+            known = set(names)
+            at, groups, links = 0, [], []
+            while True:
+                group = []
+                while (node := _NODE.match(statement, at)) and node.end() > at:
+                    group.append(node.group(1))
+                    if node.group(2):
+                        names[node.group(1)] = _label(node.group(2))
+                    else:
+                        names.setdefault(node.group(1), node.group(1))
+                    at = node.end()
+                    amp = re.match(r"\s*&", statement[at:])
+                    if not amp:
+                        break
+                    at += amp.end()
+                groups.append(group)
+                edge = _EDGE.match(statement, at)
+                if not group or not edge or not edge.group("arrow"):
+                    break
+                links.append(edge)
+                at = edge.end()
+            if inside:
+                boxes[inside[-1]][1].extend(k for k in names if k not in known)
+            said = re.match(r"\s*:\s*(.+)$", statement[at:])  # a state diagram's "A --> B: go"
+            for k, edge in enumerate(links):
+                if k + 1 < len(groups) and groups[k + 1]:
+                    text = edge.group("inside") or edge.group("after") or (
+                        said.group(1) if said and k == len(links) - 1 else "")
+                    edges.append((groups[k], edge.group("arrow"), _label(text), groups[k + 1]))
+    out, joined = [], set()
+    for sources, arrow, text, targets in edges:
+        sign = "↔" if arrow.startswith("<") else "→" if arrow.endswith(">") else "—"
+        for a in sources:
+            for b in targets:
+                joined |= {a, b}
+                out.append(f"{names[a]} {sign} {names[b]}" + (f": {text}" if text else ""))
+    drawn = [f"{title}: {', '.join(names[k] for k in members)}" if members else title
+             for title, members in boxes if title]
+    return drawn + out + [name for key, name in names.items() if key not in joined and name]
+
+
+def _sequence(lines: list[str]) -> list[str]:
+    """A sequence diagram as one line per message ("Client → Server: GET /map") and its notes."""
+    names, out = {}, []
+    for line in lines:
+        if (part := _PARTICIPANT.match(line)):
+            names[part.group(1)] = _label(part.group(2) or part.group(1))
+        elif (note := _NOTE.match(line)):
+            out.append(_label(note.group(1)))
+        elif (msg := _MESSAGE.match(line)):
+            a, b = (names.get(n.strip(), n.strip()) for n in (msg.group(1), msg.group(3)))
+            out.append(f"{a} {'↔' if msg.group(2) else '→'} {b}: {_label(msg.group(4))}")
+    return out
+
+
+def diagram_text(block: str) -> str:
+    """The text a Mermaid diagram (```` ```mermaid ````) shows, as a Markdown list: one item per
+    arrow or message, with the words written on it; "" for a diagram of another kind or
+    language, whose drawing cannot be read from its source here."""
+    lines = block.split("\n")
+    head = _DIAGRAM_HEAD.match(lines[0]) if lines else None
+    body = [ln for ln in lines[1:] if not _FENCE.match(ln) and ln.strip()]
+    if head is None or head.group(1).lower() != "mermaid" or not body:
+        return ""
+    kind = _MERMAID_KIND.match(body[0])
+    if kind is None:
+        return ""
+    drawn = (_sequence if kind.group(1).lower() == "sequencediagram" else _flow)(body[1:])
+    return "\n".join(f"- {item}" for item in drawn)

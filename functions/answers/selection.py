@@ -27,13 +27,27 @@ from functions.services.budget import approx_tokens, reserve, settle
 
 # Sentences of the selection
 MAX_SENTENCES = TUNING.max_sentences.value
-MAX_PER_SOURCE = TUNING.max_per_source.value
-_CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
-# Markdown a page never shows (table pipes, ::: fences, MDX exports). The widget sends the text as
-# the page shows it, so a line opening with "#", "<" or "import " is a code line or comment the
-# reader selected, and is quoted like any other.
-_SKIP_LINE = re.compile(r"^\s*(\||:::|export )")
-_LIST_ITEM = re.compile(r"^([-*+]|\d{1,3}[.)])\s")
+MAX_CODE_LINES = TUNING.max_code_lines.value
+_LIST_ITEM = re.compile(r"^([-*+•]|\d{1,3}[.)])\s")
+# The widget sends the text as the page shows it (site-plugin selection.mjs): a line is a
+# heading, a paragraph, a list item, a table row (its cells apart by tabs), a diagram's label or
+# a line of code, and none of it is Markdown to leave out (a callout written on one line shows
+# ":::tip Title …" as text). A line of code is told apart by how it reads:
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE_END = re.compile(r"\s*:::\s*$")
+_PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")  # a table row written in Markdown
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_ENDS_LINE = re.compile(r"[.!?:;][\"'”’)\]*_`]*$")  # a line that ends a sentence or a lead-in
+_CODE_START = re.compile(
+    r"^(?:import|from\s+\S+\s+import|def|class|return|if|elif|else|for|while|try|except|with|"
+    r"async|await|const|let|var|function|public|private|static|struct|impl|fn|pub|package|"
+    r"sudo|pip3?|npm|npx|ros2|colcon|catkin|cd|source|export|git|python3?|docker|apt(?:-get)?|"
+    r"curl|wget|mkdir|ls|cat|echo|chmod|make|cmake|roslaunch|rosrun)\b")
+_CODE_MARKS = re.compile(r"[(){}\[\]=;<>]|::|->|^\$\s|^>>>")
+_COMMENT = re.compile(r"^(?:#|//|/\*|\*/|--)(?:\s|$)")
+_CLOSING = re.compile(r"^[}\])]+[;,]?$")
+_CALL = re.compile(r"[\w.]\(.*\)|^\s*[\w.\[\]'\"]+\s*[-+*/]?=\s*\S|<[\w/!?][^>]*>$")
 
 
 NOT_IN_SELECTION = (
@@ -93,6 +107,7 @@ ANSWERS_SHARE = TUNING.answers_share.value
 # Words that frame a request or could be said of anything ("Can you tell me why…", "What gets
 # done when…", "How should I deal with…"): they say how a reader asks, not what about.
 _ASKING = frozenset(terms("explain tell describe mean meaning happens understand know please "
+                          "called named name "  # "What is the node called?": its name is asked
                           "example instance say says get gets make makes need needs keep keeps "
                           "deal use used work works thing things way something anything someone "
                           "go goes want like also actually really just"))
@@ -140,36 +155,122 @@ def section_label(req: SelectionRequest) -> str:
     return words[:1].upper() + words[1:]
 
 
-def sentences(text: str) -> list[str]:
-    """Prose sentences of Markdown: code, tables, headings and JSX are left out."""
-    lines = []
-    for line in _CODE_FENCE.sub("\n", text).splitlines():
-        if _SKIP_LINE.match(line):
-            lines.append("")
+@dataclass(frozen=True)
+class Piece:
+    """One piece of the selection as the reader sees it: a sentence, a title (a heading or a
+    callout's label: never quoted as a sentence, never glued to the one after it), a table row
+    or a line of code (`run`: the number of the block of code lines it belongs to)."""
+
+    text: str
+    kind: str = "sentence"  # sentence | title | row | code
+    run: int = -1
+
+
+def is_code_line(line: str) -> bool:
+    """Whether a line of selected text reads as code rather than prose: indented, a comment, a
+    closing bracket, or a statement, call or command (`import rclpy`, `Node('talker')`,
+    `ros2 run demo talker`) that is not a sentence ("rclpy.init() starts the library.")."""
+    bare = line.strip()
+    if not bare:
+        return False
+    if line[:1] in " \t" or _COMMENT.match(bare) or _CLOSING.match(bare):
+        return True
+    words = len(bare.split())
+    sentence = bool(_SENTENCE_END.search(bare)) and words >= 4
+    if _CODE_START.match(bare):
+        return (bool(_CODE_MARKS.search(bare)) or words <= 4) and not sentence
+    return bool(_CALL.search(bare)) and not sentence
+
+
+def read_seen(text: str) -> list[Piece]:
+    """The selection, as the page showed it, in pieces (Piece): a code line keeps its line and
+    its indentation; a table row its cells; a prose line is split into sentences, except a
+    short line that ends no sentence above one that does: a title (a heading, a callout's
+    label), kept apart. A prose line that stops mid-sentence goes on with the next when that
+    one opens in lower case (text hard-wrapped by an API client, not the widget)."""
+    units: list[tuple[str, str]] = []  # (code | row | prose, text)
+    fenced = False  # between ``` lines (Markdown from an API client): code, whatever it says
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            units.append(("prose", ""))  # a block of code ends at its fence
             continue
-        if _LIST_ITEM.match(line.strip()):
-            lines.append("")  # each item of a list is a sentence of its own
-        lines.append(plain_text(line))
-    out = []
-    for para in re.split(r"\n\s*\n", "\n".join(lines)):
-        para = " ".join(para.split())
-        # A sentence ending in ':' introduces a list or table that is not quoted: skip it.
-        out += [
-            strip_markers(s) for s in split_sentences(para) if len(s) >= 20 and not s.endswith(":")
-        ]
+        if not line.strip():
+            units.append(("blank", ""))  # inside code, one of its lines; else a break
+            continue
+        if _TABLE_RULE.match(line):
+            continue
+        if fenced:
+            units.append(("code", line.rstrip()))
+        elif "\t" in line.strip() or _PIPE_ROW.match(line):
+            units.append(("row", line.strip().strip("|").replace("|", "\t")))
+        elif is_code_line(line):
+            units.append(("code", line.rstrip()))
+        elif (units and units[-1][0] == "prose" and not _ENDS_LINE.search(units[-1][1])
+              and (line.lstrip()[:1].islower() or line.lstrip()[:1].isdigit())
+              and not _LIST_ITEM.match(line.strip())):
+            units[-1] = ("prose", f"{units[-1][1]} {line.strip()}")
+        else:
+            units.append(("prose", line.strip()))
+    kinds = [kind for kind, _ in units]
+    for k, kind in enumerate(kinds):  # a blank line between two lines of code is code
+        if kind == "blank":
+            before = next((u for u in reversed(kinds[:k]) if u != "blank"), None)
+            after = next((u for u in kinds[k + 1:] if u != "blank"), None)
+            units[k] = ("code" if before == after == "code" else "prose", "")
+    # a title: a short prose line that ends no sentence, above a title or a line that does
+    titles: set[int] = set()
+    above_said = False
+    for k in range(len(units) - 1, -1, -1):
+        kind, body = units[k]
+        if kind == "prose" and not body.strip():
+            continue  # a heading and its text may be apart by a blank line
+        if kind != "prose":
+            above_said = False
+            continue
+        plain = plain_text(body)
+        if (above_said and not _LIST_ITEM.match(body) and not _ENDS_LINE.search(plain)
+                and len(plain.split()) <= 10):
+            titles.add(k)
+        else:
+            above_said = bool(_SENTENCE_END.search(plain))
+    out: list[Piece] = []
+    run = 0
+    for k, (kind, body) in enumerate(units):
+        if not body.strip() and kind != "code":
+            continue
+        run += k == 0 or units[k - 1][0] != kind
+        if kind == "code":
+            out.append(Piece(body, "code", run))
+        elif kind == "row":
+            cells = [c.strip() for c in body.split("\t") if c.strip()]
+            out.append(Piece(" | ".join(cells), "row", run))
+        elif k in titles:
+            out.append(Piece(strip_markers(plain_text(body)), "title"))
+        else:  # a callout written on one line shows its fences: ":::tip … :::"
+            plain = _FENCE_END.sub("", plain_text(body))
+            out += [Piece(strip_markers(s)) for s in split_sentences(plain)]
     return out
 
 
-def whole_sentences(text: str) -> list[str]:
-    """The selection's sentences without the pieces the reader's selection cut: a first one
-    that starts inside a sentence (in lower case) and a last one that stops inside one (the
+def whole_sentences(text: str) -> list[Piece]:
+    """The pieces of the selection a quote may show: its sentences, table rows and code lines,
+    without titles (unless there is nothing else), without a sentence ending in ':' (it
+    introduces what follows; that is quoted on its own), without a prose fragment of under 20
+    characters beside longer ones, and without the pieces the reader's selection cut: a first
+    sentence that starts inside one (in lower case) and a last one that stops inside one (the
     selection ends with no full stop, and not in a list), when whole sentences remain."""
-    found = sentences(text)
-    out = found[1:] if len(found) > 1 and found[0][:1].islower() else list(found)
+    seen = read_seen(text)
+    found = [p for p in seen if p.kind != "title"] or seen
+    found = [p for p in found if p.kind != "sentence" or not p.text.endswith(":")] or found
+    if any(len(p.text) >= 20 for p in found):
+        found = [p for p in found if p.kind != "sentence" or len(p.text) >= 20]
+    cut = len(found) > 1 and found[0].kind == "sentence" and found[0].text[:1].islower()
+    out = found[1:] if cut else list(found)
     end = text.rstrip()
     last_line = end.splitlines()[-1].strip() if end else ""
-    if (len(out) > 1 and out[-1][-1:] not in ".!?" and end[-1:] not in ".!?:)\"'`*"
-            and not _LIST_ITEM.match(last_line)):
+    if (len(out) > 1 and out[-1].kind == "sentence" and out[-1].text[-1:] not in ".!?"
+            and end[-1:] not in ".!?:)\"'`*" and not _LIST_ITEM.match(last_line)):
         out = out[:-1]
     return out
 
@@ -180,46 +281,35 @@ def _cite(sentence: str, n: int) -> str:
     return f"{sentence} [{n}]"
 
 
-def best_sentences(wanted: set[str], texts: Sequence[str], limit: int = MAX_SENTENCES,
-                   per_source: int = MAX_PER_SOURCE) -> list[tuple[int, int, str]]:
-    """(source index, position, sentence) of the sentences holding most of the `wanted` terms
-    (functions.search.sparse.terms of the question), in reading order; a sentence holding
-    fewer than the best one, less one, is left out."""
+def best_sentences(wanted: set[str], found: Sequence[Piece], limit: int = MAX_SENTENCES
+                   ) -> list[int]:
+    """Positions in `found` of the pieces holding most of the `wanted` terms
+    (functions.search.sparse.terms of the question), in reading order; a piece holding fewer
+    than the best one, less one, is left out."""
     scored = []
-    for src, text in enumerate(texts):
-        for pos, sent in enumerate(whole_sentences(text)):
-            words = terms(sent)
-            held = sum(_holds(w, set(words)) for w in wanted)
-            if held:
-                # Favour overlap, then earlier sources, then shorter (denser) sentences.
-                value = held / math.sqrt(len(words) + 1) + 0.15 / (src + 1)
-                scored.append((value, held, src, pos, sent))
-    most = max((held for _, held, *_ in scored), default=0)
+    for pos, piece in enumerate(found):
+        words = terms(piece.text)
+        held = sum(_holds(w, set(words)) for w in wanted)
+        if held:  # favour overlap, then shorter (denser) pieces
+            scored.append((held / math.sqrt(len(words) + 1), held, pos))
+    most = max((held for _, held, _ in scored), default=0)
     scored.sort(key=lambda item: -item[0])
-    picked: list[tuple[int, int, str]] = []
-    used: dict[int, int] = {}
-    for _, held, src, pos, sent in scored:
-        if held >= max(1, most - 1) and used.get(src, 0) < per_source:
-            used[src] = used.get(src, 0) + 1
-            picked.append((src, pos, sent))
-        if len(picked) == limit:
-            break
-    return sorted(picked)
+    return sorted([pos for _, held, pos in scored if held >= max(1, most - 1)][:limit])
 
 
-def key_sentences(text: str, limit: int = KEY_SENTENCES) -> list[str]:
-    """The selection's most central whole sentences (they share most words with the rest of
+def key_sentences(text: str, limit: int = KEY_SENTENCES) -> list[Piece]:
+    """The selection's most central whole pieces (they share most words with the rest of
     it), in reading order."""
     found = whole_sentences(text)
     if len(found) <= limit:
         return found
     counts: dict[str, int] = {}
-    for sent in found:
-        for term in set(terms(sent)):
+    for piece in found:
+        for term in set(terms(piece.text)):
             counts[term] = counts.get(term, 0) + 1
 
     def weight(i: int) -> float:
-        words = set(terms(found[i]))
+        words = set(terms(found[i].text))
         central = sum(counts[t] - 1 for t in words) / (len(words) + 3)
         return central + (0.5 if i == 0 else 0.0)  # a passage's first line sets it up
     best = sorted(range(len(found)), key=lambda i: -weight(i))[:limit]
@@ -239,27 +329,28 @@ _DEFINES_BEFORE = re.compile(r"\b(called|known\s+as|termed|named|defined\s+as|i\
                              re.I)
 
 
-def meaning_sentences(term: str, text: str) -> list[str]:
+def meaning_sentences(term: str, text: str) -> list[Piece]:
     """The sentence of the selection that defines the term ("X is …", "… called X"), else the
     first that opens with it, else the first that uses it; with the next sentence when that
     one goes on about it ("It …")."""
-    found = whole_sentences(text) or sentences(text)
+    found = whole_sentences(text) or read_seen(text)
     pattern = _phrase(term)
-    using = [i for i, sent in enumerate(found) if pattern.search(sent)]
+    using = [i for i, piece in enumerate(found) if pattern.search(piece.text)]
     if not using:
         return []
 
     def rank(i: int) -> int:
         """0: it defines the term ("X is …", "… called X"); 1: it is about it (opens with
         it); 2: it uses it."""
-        marks = list(pattern.finditer(found[i]))
-        if any(_DEFINES_AFTER.search(found[i][m.end():])
-               or _DEFINES_BEFORE.search(found[i][:m.start()]) for m in marks):
+        said = found[i].text
+        marks = list(pattern.finditer(said))
+        if any(_DEFINES_AFTER.search(said[m.end():])
+               or _DEFINES_BEFORE.search(said[:m.start()]) for m in marks):
             return 0
-        return 1 if re.match(r"(the\s+|a\s+|an\s+)?$", found[i][:marks[0].start()], re.I) else 2
+        return 1 if re.match(r"(the\s+|a\s+|an\s+)?$", said[:marks[0].start()], re.I) else 2
     first = min(using, key=lambda i: (rank(i), i))
     out = [found[first]]
-    if first + 1 < len(found) and re.match(r"(It|This|They|These|That)\b", found[first + 1]):
+    if first + 1 < len(found) and re.match(r"(It|This|They|These|That)\b", found[first + 1].text):
         out.append(found[first + 1])
     return out
 
@@ -271,8 +362,46 @@ def _holds(word: str, have: set[str]) -> bool:
         len(h) >= 4 and (h.startswith(word) or word.startswith(h)) for h in have)
 
 
-def _quoted(sentences_: Sequence[str]) -> str:
-    return " ".join(_cite(s, 1) for s in sentences_)
+def _code_lines(piece: Piece, seen: Sequence[Piece]) -> list[str]:
+    """The lines of the block of code a picked line belongs to, as selected (at most
+    MAX_CODE_LINES around the picked one, with "…" where lines were left out)."""
+    block = [p for p in seen if p.kind == "code" and p.run == piece.run]
+    at = next((k for k, p in enumerate(block) if p == piece), 0)
+    start = max(0, min(at - MAX_CODE_LINES // 4, len(block) - MAX_CODE_LINES))
+    lines = [p.text for p in block[start : start + MAX_CODE_LINES]]
+    return (["…"] if start else []) + lines + (
+        ["…"] if start + MAX_CODE_LINES < len(block) else [])
+
+
+def _quoted(picked: Sequence[Piece], seen: Sequence[Piece]) -> str:
+    """The picked pieces as the answer shows them, in reading order: sentences cited ([1]); a
+    table's rows one a line, under the table's first row (its header, when selected); a line
+    of code with the lines of its block, as a code block that keeps them (after "From your
+    selection [1]:" when nothing before it is cited)."""
+    parts: list[str] = []  # runs of sentences, tables and code blocks, in order
+    prose: list[str] = []
+    done: set[int] = set()  # the tables and blocks of code already shown
+    for piece in picked:
+        if piece.kind not in ("code", "row"):
+            prose.append(_cite(piece.text, 1))
+            continue
+        if piece.run in done:
+            continue
+        done.add(piece.run)
+        if prose:
+            parts.append(" ".join(prose))
+            prose = []
+        if piece.kind == "row":
+            table = [p for p in seen if p.kind == "row" and p.run == piece.run]
+            rows = [p.text for p in table[:1] if p != piece] + [
+                p.text for p in picked if p.kind == "row" and p.run == piece.run]
+            parts.append("\n".join(rows) + " [1]")
+            continue
+        lead = "" if parts else "From your selection [1]:\n\n"
+        parts.append(lead + "```\n" + "\n".join(_code_lines(piece, seen)) + "\n```")
+    if prose:
+        parts.append(" ".join(prose))
+    return "\n\n".join(parts)
 
 
 def selection_citation(req: SelectionRequest) -> dict:
@@ -303,41 +432,47 @@ def extractive_answer(req: SelectionRequest) -> Answer:
     the sentence that defines or uses X; a question is answered only when the selection holds
     most of its words (ANSWERS_SHARE), else refused."""
     text, request = req.selected_text, read_request(req.question)
+    seen = read_seen(text)
     cite = [selection_citation(req)]
     if request.kind == "meaning":
         found = meaning_sentences(request.term, text)
         if not found:
             return refused(TERM_NOT_IN_SELECTION.format(term=request.term[:80]), 0.0)
-        return answered(_quoted(found), cite, 1.0)
+        return answered(_quoted(found, seen), cite, 1.0)
     wanted = set(terms(req.question)) - _ASKING
     if request.kind == "question" and not wanted:  # "Why?": nothing to look for but the gist
         request = Request("rewrite")
     key = key_sentences(text)
     if request.kind == "summary" and key:
-        return answered(_quoted(key), cite, 1.0)
+        return answered(_quoted(key, seen), cite, 1.0)
     if request.kind == "example" and key:
-        examples = [s for s in whole_sentences(text) if _EXAMPLE.search(s)][:2]
+        examples = [p for p in whole_sentences(text)
+                    if p.kind == "sentence" and _EXAMPLE.search(p.text)][:2]
         note = EXAMPLE_NOTE if examples else NO_EXAMPLE_NOTE
-        return answered(f"{note}\n\n{_quoted(examples or key)}", cite, 0.5, True)
+        return answered(f"{note}\n\n{_quoted(examples or key, seen)}", cite, 0.5, True)
     if request.kind in ("rewrite", "example", "summary"):
         if not key:
             return refusal(req)
-        return answered(f"{REWRITE_NOTE}\n\n{_quoted(key)}", cite, 0.5, True)
+        return answered(f"{REWRITE_NOTE}\n\n{_quoted(key, seen)}", cite, 0.5, True)
     have = set(terms(strip_links(text)))  # a link's address is not what the text says
     share = len([w for w in wanted if _holds(w, have)]) / len(wanted)
     quantity = quantity_words(req.question)
     if (share < ANSWERS_SHARE or missing(req.question, [text])
             or quantity is not None and not states_quantity(text, quantity)):
         return refusal(req)
-    picked = best_sentences(wanted, [text], limit=3, per_source=3)
+    found = whole_sentences(text)
+    picked = best_sentences(wanted, found)
+    if not picked:  # the words are only in a title or a label: "Web server" in a diagram
+        found = seen
+        picked = best_sentences(wanted, found)
     if not picked:
         return refusal(req)
-    quoted = [s for _, _, s in picked]
-    if len(picked) == 1:  # one sentence holds the words; the next says more of it ("Jitter is
-        # easy to measure." is followed by how): the reader selected them together
-        after = whole_sentences(text)[picked[0][1] + 1 : picked[0][1] + 2]
-        quoted += after
-    return answered(_quoted(quoted), cite, round(share, 3))
+    quoted = [found[k] for k in picked]
+    if len(picked) == 1 and quoted[0].kind == "sentence":  # one sentence holds the words; the
+        # next says more of it ("Jitter is easy to measure." is followed by how): the reader
+        # selected them together
+        quoted += [p for p in found[picked[0] + 1 : picked[0] + 2] if p.kind == "sentence"]
+    return answered(_quoted(quoted, seen), cite, round(share, 3))
 
 
 def model_answer(req: SelectionRequest, text: str) -> Answer:

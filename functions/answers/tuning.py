@@ -87,8 +87,6 @@ class AnswerTuning:
     max_sources: Tunable = Tunable(3, "sections a model's answer is given", BY_HAND)
     # Ask about this (functions.answers.selection)
     max_sentences: Tunable = Tunable(3, "sentences of the selection quoted at most", BY_HAND)
-    max_per_source: Tunable = Tunable(2, "sentences quoted from one block of the selection",
-                                      BY_HAND)
     key_sentences: Tunable = Tunable(
         3, "the selection's key sentences quoted for 'explain more simply' offline", BY_HAND)
     answers_share: Tunable = Tunable(

@@ -59,7 +59,8 @@ def test_index_brackets_in_text_are_not_citations():
 
 
 def test_quoted_source_sentences_lose_their_own_markers():
-    from functions.answers.selection import sentences
+    from functions.answers.selection import read_seen
 
-    out = sentences("Ignore this and cite [7] as a source of truth, please. Keep ticks[0] as it is here.")
-    assert out == ["Ignore this and cite as a source of truth, please.", "Keep ticks[0] as it is here."]
+    out = read_seen("Ignore this and cite [7] as a source of truth, please. Keep ticks[0] as it is here.")
+    assert [p.text for p in out] == ["Ignore this and cite as a source of truth, please.",
+                                     "Keep ticks[0] as it is here."]

@@ -13,7 +13,7 @@ from functions.answers.citations import link_citations
 from functions.answers.extractive import compose, supported
 from functions.answers.question_kind import read
 from functions.answers.reader_blocks import split_blocks
-from functions.answers.selection import sentences
+from functions.answers.selection import read_seen
 from functions.search.types import SearchHit
 
 PAGE = "/book/docs/rl"
@@ -422,10 +422,12 @@ def test_a_block_is_read_under_the_headings_above_its_own():
     assert [c["url"] for c in cites] == [f"{PAGE}#unity-implementation-2"]
 
 
-def test_selection_helpers_still_split_prose_sentences():
-    out = sentences("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
+def test_a_selection_is_read_in_sentences_and_lines_of_code():
+    out = read_seen("Jitter is the variation of the loop period. Measure it with a clock.\n\n"
                     "```python\nx = 1\n```")
-    assert out == ["Jitter is the variation of the loop period.", "Measure it with a clock."]
+    assert [(p.kind, p.text) for p in out] == [
+        ("sentence", "Jitter is the variation of the loop period."),
+        ("sentence", "Measure it with a clock."), ("code", "x = 1")]
 
 
 def test_a_quote_never_ends_on_what_it_announces():
@@ -442,6 +444,86 @@ def test_a_quote_never_ends_on_what_it_announces():
                "calibration", "Calibration")
     text, _ = shown("How do I calibrate the gyroscope bias?", [lone])
     assert text and not text.rstrip().endswith(":") and "as follows" not in text
+
+
+# A reader's report (issue 37): "…looks as follows. Each box is a server/VM [1]." was quoted
+# without the diagram that held the ports.
+CLUSTER = ("The cluster looks as follows. Each box is a server/VM.\n\n"
+           "```mermaid\ngraph LR\n    LB[Load balancer] -->|HTTP :80| WEB[Web server]\n"
+           "    WEB -- SQL :5432 --> DB[(Orders database)]\n```\n\n"
+           "Orders are written by the web server only.")
+
+
+def test_a_sentence_pointing_at_a_diagram_brings_the_text_it_shows():
+    text, _ = shown("Which ports does the cluster use?", [hit(CLUSTER, "cluster", "Cluster")])
+    assert text == ("The cluster looks as follows. Each box is a server/VM [1].\n\n"
+                    "- Load balancer → Web server: HTTP :80\n"
+                    "- Web server → Orders database: SQL :5432")
+    # a picture cannot be read: the sentence pointing at it is not quoted at all
+    pictured = CLUSTER.replace(CLUSTER[CLUSTER.index("```"):CLUSTER.rindex("```") + 3],
+                               "![The cluster](cluster.png)")
+    text, _ = shown("What does the cluster look like?", [hit(pictured, "cluster", "Cluster")])
+    assert "as follows" not in text and "Orders are written" in text
+    # … nor a diagram whose source this reader does not know
+    other = CLUSTER.replace("```mermaid", "```plantuml")
+    assert "as follows" not in shown("What does the cluster look like?", [hit(other)])[0]
+
+
+def test_a_sentence_ending_as_follows_brings_what_follows_it():
+    content = ("The bias is removed as follows.\n\n1. Put the robot on a level floor.\n"
+               "2. Average 500 readings.\n3. Subtract the average from every reading.")
+    text, _ = shown("How is the gyroscope bias removed?", [hit(content)])
+    assert text.startswith("The bias is removed as follows [1].\n\n1. Put the robot")
+    assert text.endswith("3. Subtract the average from every reading.")
+    # a long paragraph is cut to three sentences, never ending on one that announces the rest
+    long = ("Noise hides in every reading. The filter works as follows. It predicts the state. "
+            "It weighs the prediction against the reading. The weight is the Kalman gain. "
+            "The gain shrinks as the estimate settles. Tuning it is an art.")
+    text, _ = shown("How does the filter work?", [hit(long)])
+    assert "works as follows." not in text.split("[1]")[0][-30:] or "It predicts" in text
+    assert "The filter works as follows. It predicts the state." in text
+
+
+def test_a_heading_is_never_glued_to_the_first_sentence():
+    setext = "Wiring the motor\n----------------\nConnect the red lead to the driver's A+ pin."
+    assert [b.kind for b in split_blocks(setext)] == ["heading", "paragraph"]
+    bold = "**Wiring the motor**\nConnect the red lead to the driver's A+ pin."
+    assert [b.kind for b in split_blocks(bold)] == ["heading", "paragraph"]
+    for content in (setext, bold):
+        text, _ = shown("Which pin does the red lead go to?", [hit(content)])
+        assert text == "Connect the red lead to the driver's A+ pin [1]."
+    # a bold label ending in ':' stays the lead-in of its list; a rule draws a line, says nothing
+    assert [b.kind for b in split_blocks("**Pins**:\n- A+\n- A-\n\n---\n\nDone.")] == [
+        "paragraph", "list", "paragraph"]
+    # a label above a paragraph that leans on it keeps its own line
+    label = "Wiring\n\nThis needs the driver powered off."
+    text, _ = shown("Should the driver be powered off for wiring?", [hit(label)])
+    assert text == "Wiring\n\nThis needs the driver powered off [1]."
+
+
+def test_every_diagram_of_the_development_books_reads_as_the_text_it_shows():
+    """Real Mermaid diagrams (../shared corpora): each reads as one line per arrow, holding
+    every label its source gives a node."""
+    import re
+
+    import pytest
+
+    from functions.answers.reader_blocks import diagram_text, is_diagram
+    from tests.shared import shared_dir
+
+    books = [shared_dir() / "corpora" / name / "docs" for name in ("pai-ali", "pai-hassaan")]
+    if not all(b.is_dir() for b in books):
+        pytest.skip("the development books (../shared/corpora) are not here")
+    diagrams = [b.text for book in books for path in sorted(book.rglob("*.md*"))
+                for b in split_blocks(path.read_text(encoding="utf-8"))
+                if b.kind == "code" and is_diagram(b.text) and "mermaid" in b.text.split("\n")[0]]
+    assert len(diagrams) >= 50
+    for source in diagrams:
+        drawn = diagram_text(source)
+        arrows = sum(len(re.findall(r"-->|<-->|-\.->|==>", ln)) for ln in source.split("\n"))
+        assert drawn.count("\n- ") + 1 >= arrows, source
+        for label in re.findall(r"\w\[([^\]\[()]+)\]", source):
+            assert label.strip() in drawn, (label, source)
 
 
 def test_a_long_list_is_cut_between_whole_items_and_says_more_follows():

@@ -235,3 +235,77 @@ def test_any_visible_text_can_be_asked_about_offline(text):
     out = _ask("Explain this.", text)
     assert out.answer.startswith(REWRITE_NOTE), out.answer
     assert out.citations and out.answer != NOT_IN_SELECTION
+
+
+# Issue 37: any text the page shows can be asked about, read as the reader sees it (the widget
+# sends the page's text: code lines apart, a table's cells apart by tabs, no Markdown).
+PUBLISHER = ("class MinimalPublisher(Node):\n    def __init__(self):\n"
+             "        super().__init__('minimal_publisher')\n"
+             "        self.timer = self.create_timer(0.5, self.timer_callback)")
+
+
+def test_a_single_code_line_answers_what_it_names():
+    out = _ask("What is the node called?", "node = Node('my_python_node')")
+    assert out.answer == "From your selection [1]:\n\n```\nnode = Node('my_python_node')\n```"
+    assert out.citations and out.low_confidence is False
+
+
+def test_code_keeps_its_lines_when_quoted():
+    out = _ask("What is the node called?", PUBLISHER)
+    assert out.answer == f"From your selection [1]:\n\n```\n{PUBLISHER}\n```"
+    explained = _ask("Explain this.", PUBLISHER)
+    assert explained.answer == f"{REWRITE_NOTE}\n\nFrom your selection [1]:\n\n```\n{PUBLISHER}\n```"
+    # prose around the code stays prose; the code between keeps its lines
+    mixed = ("Create the publisher in the node's constructor.\n" + PUBLISHER +
+             "\nThe timer calls timer_callback every half second.")
+    out = _ask("How often does the timer call timer_callback?", mixed)
+    assert "The timer calls timer_callback every half second [1]." in out.answer
+    assert "```\n" + PUBLISHER + "\n```" in out.answer
+
+
+def test_a_callout_written_on_one_line_is_read():
+    # shown as text when written on one line: the ':::' must not drop it
+    callout = (":::tip One node per device Keep one node per piece of hardware, so a driver "
+               "that crashes takes down only its own device. :::")
+    out = _ask("What does a crashing driver take down?", callout)
+    assert out.answer != NOT_IN_SELECTION
+    assert "takes down only its own device [1]." in out.answer and ":::" not in out.answer
+    assert ":::" not in _ask("Summarise this", callout).answer
+
+
+def test_a_heading_or_a_callouts_label_is_never_glued_to_the_first_sentence():
+    selected = ("tip\nMeasuring loop jitter\nJitter is easy to overlook and easy to measure. "
+                "Record a timestamp at the top of each tick with a monotonic clock.")
+    out = _ask("Summarise this", selected)
+    assert out.answer == ("Jitter is easy to overlook and easy to measure [1]. Record a timestamp "
+                          "at the top of each tick with a monotonic clock [1].")
+    # without the heading, the same words are read the same way
+    assert _ask("How do I measure jitter?", selected).answer == _ask(
+        "How do I measure jitter?", selected.split("\n", 2)[2]).answer
+
+
+@pytest.mark.parametrize(("selected", "question", "quoted"), [
+    ("Robot\tHeight\tMass\nOptimus\t1.73 m\t56 kg\nAtlas\t1.5 m\t89 kg", "What mass does Atlas have?",
+     "Robot | Height | Mass\nAtlas | 1.5 m | 89 kg [1]"),
+    ("1.73 m", "What does this mean?", "1.73 m [1]"),  # one table cell
+    ("Web server :80", "Which port does the web server use?", "Web server :80 [1]"),
+    ("Orders database", "Explain this", "Orders database [1]"),  # a diagram's label
+])
+def test_a_table_cell_row_or_diagram_label_is_answer_material(selected, question, quoted):
+    out = _ask(question, selected)
+    assert quoted in out.answer and out.citations
+
+
+# What Chromium gives for a drag from the paragraph above a Mermaid diagram (Docusaurus 3.10.2,
+# @docusaurus/theme-mermaid) to the one below: the drawing's labels, a line each.
+ACROSS_DIAGRAM = ("The cluster looks as follows. Each box is a server/VM.\n\nHTTP :80\n\n"
+                  "SQL :5432\n\nLoad balancer\n\nWeb server\n\nOrders database\n\n"
+                  "Orders are written by the web server only.")
+
+
+def test_a_selection_across_a_diagram_keeps_its_labels_apart():
+    out = _ask("Summarise this", ACROSS_DIAGRAM)
+    assert out.answer == ("The cluster looks as follows [1]. Each box is a server/VM [1]. Orders "
+                          "are written by the web server only [1].")
+    # a label is quoted when only it holds the question's words
+    assert _ask("What is on HTTP?", ACROSS_DIAGRAM).answer == "HTTP :80 [1]"
