@@ -14,6 +14,7 @@ from functions.search.types import SearchHit
 _BEFORE = r"(?:\s+|(?<![\w\])`]))"
 _MARKERS = re.compile(_BEFORE + r"(?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+")  # adjacent: one group
 _FENCED = re.compile(r"```.*?```", re.S)  # a snippet shows prose, not code
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
 # The space a removed marker leaves before a stop ("text [7]." → "text ."); a stop that opens a
 # word keeps the space before it ("HTTP :80", ":::tip").
 _SPACE_BEFORE_STOP = re.compile(r"[ \t]+([.,;:!?])(?=[\s)\]*_\"'”’]|$)")
@@ -27,8 +28,9 @@ def strip_markers(text: str) -> str:
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """The start of a chunk's text as plain prose, cut at a word boundary."""
-    plain = plain_text(_FENCED.sub(" ", text))
+    """The start of a chunk's text as plain prose, cut at a word boundary; its headings are
+    left out (the citation names the section), never glued to the text's first words."""
+    plain = plain_text(_HEADING_LINE.sub("", _FENCED.sub(" ", text)))
     if len(plain) <= limit:
         return plain
     return plain[:limit].rsplit(" ", 1)[0] + "…"

@@ -41,6 +41,13 @@ def test_snippet_cuts_at_a_word():
     assert snippet("word " * 100, 23) == "word word word word…"
 
 
+def test_a_snippet_never_glues_a_heading_to_the_first_sentence():
+    # the citation names the section; its snippet is the text ("The control loop In code …")
+    chunk = "## The control loop\n\nIn code the loop is plain.\n\n### Timing\n\nWait for the tick."
+    assert snippet(chunk) == "In code the loop is plain. Wait for the tick."
+    assert snippet("```bash\n# a comment, not a heading\n```\nRun it.") == "Run it."
+
+
 def test_related_topics_distinct_and_capped():
     hits = [hit(1), hit(2, url="/d#s1"), hit(3), hit(4), hit(5)]
     assert related_topics(hits) == [{"title": "Doc › S1", "url": "/d#s1"},
