@@ -174,11 +174,16 @@ def _prose_follows(lines: list[str], i: int) -> bool:
 
 
 def _join_loose_lists(blocks: list[TextBlock]) -> list[TextBlock]:
-    """A list written with blank lines between its items is one list, not one block each."""
+    """A list written with blank lines between its items is one list, not one block each; a
+    block of code indented under an item is part of that item ("1. Copy the files:" and the
+    commands that do it), and the items after it go on with the same list."""
     out: list[TextBlock] = []
     for block in blocks:
         last = out[-1] if out else None
-        if (last is not None and last.kind in ("list", "definition")
+        if (last is not None and last.kind in ("list", "definition") and not last.noise
+                and block.kind == "code" and not block.noise and block.text[:2].isspace()):
+            out[-1] = TextBlock("list", last.text + "\n" + block.text, last.start)
+        elif (last is not None and last.kind in ("list", "definition")
                 and block.kind in ("list", "definition") and not block.noise
                 and not last.noise and _LIST.match(block.text)):
             kind = "definition" if last.kind == block.kind == "definition" else "list"

@@ -484,6 +484,18 @@ def test_a_sentence_ending_as_follows_brings_what_follows_it():
     assert "The filter works as follows. It predicts the state." in text
 
 
+def test_a_list_item_ending_in_a_colon_brings_the_code_indented_under_it():
+    # as a deployment page of a development book writes its steps (pai-hassaan deployment.md)
+    steps = ("To roll back:\n\n1. Find the last good commit:\n   ```bash\n   git log --oneline\n"
+             "   ```\n2. Revert to it:\n   ```bash\n   git revert <commit>\n   ```\n"
+             "3. The site redeploys by itself.")
+    assert [b.kind for b in split_blocks(steps)] == ["paragraph", "list"]
+    text, _ = shown("How do I roll back a deployment?", [hit(steps)])
+    assert text.endswith("1. Find the last good commit:\n   ```bash\n   git log --oneline\n   ```\n"
+                         "2. Revert to it:\n   ```bash\n   git revert <commit>\n   ```\n"
+                         "3. The site redeploys by itself.")
+
+
 def test_a_heading_is_never_glued_to_the_first_sentence():
     setext = "Wiring the motor\n----------------\nConnect the red lead to the driver's A+ pin."
     assert [b.kind for b in split_blocks(setext)] == ["heading", "paragraph"]
