@@ -45,8 +45,14 @@ _CODE_START = re.compile(
     r"sudo|pip3?|npm|npx|ros2|colcon|catkin|cd|source|export|git|python3?|docker|apt(?:-get)?|"
     r"curl|wget|mkdir|ls|cat|echo|chmod|make|cmake|roslaunch|rosrun)\b")
 _CODE_MARKS = re.compile(r"[(){}\[\]=;<>]|::|->|^\$\s|^>>>")
-_COMMENT = re.compile(r"^(?:#|//|/\*|\*/|--)(?:\s|$)")
-_CLOSING = re.compile(r"^[}\])]+[;,]?$")
+_COMMENT = re.compile(r"^(?:(?:#|//|/\*|\*/|--)(?:\s|$)|#!|<!--|[│├└])")  # … or a file tree
+_BRACKETS = re.compile(r"^[{}\[\]()]+[;,]?$")
+_LEFT_OPEN = re.compile(r"(?:[(\[{,;\\=]|\):|->)$")  # a statement going on below
+_WHOLE_CALL = re.compile(r"^[\w.]+\(.*\)[;:]?$")
+_YAML_KEY = re.compile(r"^-?\s*[a-z_][\w.-]*:(?:\s+\S+)?$")
+_DECLARES = re.compile(r"^(?:from\s+\S+\s+import\s|import\s+[\w.]+(?:\s+as\s+\w+)?\s*;?$|#include\b|"
+                       r"using\s+[\w.]+;|(?:public|private|protected|static|const|let|var|def|"
+                       r"class|function|fn|pub|struct|impl|enum|interface)\s+\w|@\w)")
 _CALL = re.compile(r"[\w.]\(.*\)|^\s*[\w.\[\]'\"]+\s*[-+*/]?=\s*\S|<[\w/!?][^>]*>$")
 
 
@@ -167,19 +173,26 @@ class Piece:
 
 
 def is_code_line(line: str) -> bool:
-    """Whether a line of selected text reads as code rather than prose: indented, a comment, a
-    closing bracket, or a statement, call or command (`import rclpy`, `Node('talker')`,
-    `ros2 run demo talker`) that is not a sentence ("rclpy.init() starts the library.")."""
+    """Whether a line of selected text reads as code rather than prose: indented, a comment,
+    brackets alone, a statement left open (ending in "(", "{", ",", ";", "=") or a whole call
+    (`print("done")`, `Node('talker')`), a YAML key, an import or declaration, or a command or
+    call that does not read as words ("rclpy.init() starts the client library." does)."""
     bare = line.strip()
     if not bare:
         return False
-    if line[:1] in " \t" or _COMMENT.match(bare) or _CLOSING.match(bare):
+    if (line[:1] in " \t" or _COMMENT.match(bare) or _BRACKETS.match(bare)
+            or _WHOLE_CALL.match(bare) or _YAML_KEY.match(bare)):
         return True
-    words = len(bare.split())
-    sentence = bool(_SENTENCE_END.search(bare)) and words >= 4
+    words = bare.split()
+    alpha = sum(w.strip(".,;:!?\"'()[]").isalpha() for w in words)
+    prose = alpha >= 3 and alpha >= 0.6 * len(words)  # it reads as words
+    if prose and (_SENTENCE_END.search(bare) or _LEFT_OPEN.search(bare) and bare[0].isupper()):
+        return False  # "… integrates with Nav2 (Nav2):" introduces, it is not code
+    if _LEFT_OPEN.search(bare) or _DECLARES.match(bare):
+        return True
     if _CODE_START.match(bare):
-        return (bool(_CODE_MARKS.search(bare)) or words <= 4) and not sentence
-    return bool(_CALL.search(bare)) and not sentence
+        return bool(_CODE_MARKS.search(bare)) or len(words) <= 4 or not prose
+    return bool(_CALL.search(bare)) and not prose
 
 
 def read_seen(text: str) -> list[Piece]:
