@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import binascii
+import hashlib
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,11 +44,14 @@ def count_tokens(text: str) -> int:
 def common_words() -> frozenset[str]:
     """Lowercase words that are one cl100k_base token with a leading space: the tokenizer
     learned them as whole words, so they are common in English text (a stand-in for a word
-    frequency list that ships with the package anyway)."""
-    words = set()
-    for token in encoding()._mergeable_ranks:  # bytes -> rank
-        if token[:1] == b" " and len(token) > 2:
-            word = token[1:].decode("utf-8", errors="ignore")
-            if word.isalpha() and word.islower():
-                words.add(word)
-    return frozenset(words)
+    frequency list that ships with the package anyway). Read from the shipped file itself, not
+    through encoding(): the chat route needs these words, never the tokenizer, whose build is
+    ~0.3 s of a cold start. A token opening with a space is base64 starting "I"."""
+    data = _FILE.read_bytes()
+    if hashlib.sha256(data).hexdigest() != _SHA256:
+        raise ValueError(f"{_FILE} is not the cl100k_base file this package was built with; "
+                         "reinstall textbook-chat.")
+    tokens = (binascii.a2b_base64(t) for t in re.findall(rb"^I\S+", data, re.M))
+    return frozenset(w for w in (t[1:].decode("utf-8", "ignore") for t in tokens
+                                 if t[:1] == b" " and len(t) > 2)
+                     if w.isalpha() and w.islower())

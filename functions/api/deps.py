@@ -107,8 +107,8 @@ class Deps:
                 getattr(self, name)
             except Exception:  # noqa: BLE001 - the request reports it
                 pass
-        if routes == "chat":  # the selection route counts tokens only for huge selections
-            common_words()  # loads the tokenizer too
+        if routes == "chat":  # the words respelling reads (the tokenizer itself: selection only,
+            common_words()  # for huge selections)
             load = getattr(self._built.get("embedder"), "load", None)
             if load:  # the local model (offline mode): weights in memory, first pass done
                 try:

@@ -130,12 +130,15 @@ def _reads(method: str, path: str) -> bool:
 
 
 @contextmanager
-def qdrant_rest(client, read_only_key: str | None = None) -> Iterator[tuple[str, list[dict]]]:
+def qdrant_rest(client, read_only_key: str | None = None, routes: list | None = None
+                ) -> Iterator[tuple[str, list[dict]]]:
     """Yields (base url, requests seen: {method, path, api-key, body}). read_only_key: a
-    request with that `api-key` that would write is refused with 403, as Qdrant does."""
+    request with that `api-key` that would write is refused with 403, as Qdrant does.
+    routes: (method, path pattern, handler(name, body) -> result) served instead of the
+    local-mode client's (benchmarks/bench_lambda_scale.py serves Qdrant's engine with them)."""
     seen: list[dict] = []
     lock = threading.Lock()
-    routes = [(m, re.compile(p + r"$"), fn) for m, p, fn in _routes(client)]
+    routes = [(m, re.compile(p + r"$"), fn) for m, p, fn in routes or _routes(client)]
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, data: dict) -> None:

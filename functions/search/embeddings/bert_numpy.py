@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,29 @@ _P = 0.3275911
 _A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 FFN_ROWS = 256  # rows per feed-forward block: bounds memory; smaller blocks make slower GEMMs
+
+
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+
+
+def map_safetensors(path: str | Path) -> dict[str, np.ndarray]:
+    """The tensors of a .safetensors file as read-only arrays over one memory map of it: nothing
+    is read or copied until used, so a cold start pays only for the pages a question touches
+    (of the 47 MB word-embedding table, the rows of its wordpieces), not for reading 91 MB."""
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    out = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        if spec["dtype"] not in _DTYPES:
+            raise ValueError(f"{path}: tensor {name} has dtype {spec['dtype']}, which the numpy "
+                             f"encoder does not read ({', '.join(_DTYPES)})")
+        start, end = spec["data_offsets"]
+        out[name] = raw[start:end].view(_DTYPES[spec["dtype"]]).reshape(spec["shape"])
+    return out
 
 
 def gelu_(h: np.ndarray, scratch: np.ndarray) -> np.ndarray:
@@ -66,10 +91,12 @@ class Layer:
 
 
 class BertEncoder:
-    """Weights from a Hugging Face BertModel state dict; `forward` returns last hidden states."""
+    """Weights from a Hugging Face BertModel state dict; `forward` returns last hidden states.
+    The dense layers' weights are used as given, (out, in), through their transposed views
+    (BLAS reads them transposed at no cost): nothing is copied but the fused query/key/value."""
 
     def __init__(self, weights: dict[str, np.ndarray], num_heads: int, eps: float = 1e-12):
-        w = {k.removeprefix("bert."): np.ascontiguousarray(v, dtype=np.float32)
+        w = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
              for k, v in weights.items() if v.dtype != np.int64}
         self.heads = num_heads
         self.eps = eps
@@ -88,12 +115,12 @@ class BertEncoder:
             self.layers.append(Layer(
                 w_qkv=np.ascontiguousarray(np.concatenate([q * scale, k, v]).T),
                 b_qkv=np.concatenate([bq * scale, bk, bv]),
-                w_out=np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
+                w_out=w[p + "attention.output.dense.weight"].T,
                 b_out=w[p + "attention.output.dense.bias"],
                 ln1=(w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
-                w_up=np.ascontiguousarray(w[p + "intermediate.dense.weight"].T),
+                w_up=w[p + "intermediate.dense.weight"].T,
                 b_up=w[p + "intermediate.dense.bias"],
-                w_down=np.ascontiguousarray(w[p + "output.dense.weight"].T),
+                w_down=w[p + "output.dense.weight"].T,
                 b_down=w[p + "output.dense.bias"],
                 ln2=(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
             ))
@@ -146,26 +173,26 @@ class BertEncoder:
         return out
 
     def _attention(self, qkv: np.ndarray, ctx: np.ndarray) -> None:
-        """Self-attention of one unpadded sequence, head by head: qkv (n, 3H) -> ctx (n, H)."""
+        """Self-attention of one unpadded sequence, all heads in one batched matmul each:
+        qkv (n, 3H) -> ctx (n, H)."""
         n, hidden = qkv.shape[0], qkv.shape[1] // 3
         heads, head_dim = self.heads, hidden // self.heads
-        q, k, v = np.ascontiguousarray(qkv.reshape(n, 3, heads, head_dim).transpose(1, 2, 0, 3))
+        q, k, v = qkv.reshape(n, 3, heads, head_dim).transpose(1, 2, 0, 3)  # (heads, n, d) views
+        kt = k.transpose(0, 2, 1)
         # softmax numerators without the usual max shift (scores stay far below exp's float32
         # overflow at 88); a ones column gives the row sums in the same matmul as the context;
         # an overflow or underflow falls back to the shifted form.
         v1 = np.empty((heads, n, head_dim + 1), dtype=np.float32)
         v1[:, :, :head_dim] = v
         v1[:, :, head_dim] = 1.0
-        scores = np.empty((n, n), dtype=np.float32)
-        out = ctx.reshape(n, heads, head_dim)
-        for h in range(heads):
-            np.matmul(q[h], k[h].T, out=scores)
-            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                weighted = np.exp(scores) @ v1[h]
-            sums = weighted[:, head_dim:]
-            if not (np.isfinite(sums).all() and sums.min() > 1e-30):
-                np.matmul(q[h], k[h].T, out=scores)
-                scores -= scores.max(axis=-1, keepdims=True)
-                weighted = np.exp(scores) @ v1[h]
-                sums = weighted[:, head_dim:]
-            np.divide(weighted[:, :head_dim], sums, out=out[:, h])
+        scores = np.matmul(q, kt)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            weighted = np.exp(scores, out=scores) @ v1
+        sums = weighted[:, :, head_dim:]
+        if not (np.isfinite(sums).all() and sums.min() > 1e-30):
+            scores = np.matmul(q, kt)
+            scores -= scores.max(axis=-1, keepdims=True)
+            weighted = np.exp(scores, out=scores) @ v1
+            sums = weighted[:, :, head_dim:]
+        np.divide(weighted[:, :, :head_dim], sums,
+                  out=ctx.reshape(n, heads, head_dim).transpose(1, 0, 2))

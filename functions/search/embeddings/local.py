@@ -132,10 +132,9 @@ class LocalMiniLM:
     def load(self) -> LocalMiniLM:
         with self._lock:
             if self._encoder is None:
-                from safetensors.numpy import load_file
                 from tokenizers import Tokenizer
 
-                from functions.search.embeddings.bert_numpy import BertEncoder
+                from functions.search.embeddings.bert_numpy import BertEncoder, map_safetensors
 
                 folder = self._path or model_dir()
                 config = json.loads((folder / "config.json").read_text())
@@ -146,13 +145,16 @@ class LocalMiniLM:
                 self._sep = tokenizer.token_to_id("[SEP]")
                 heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
                 if self.runtime == "openvino":
+                    from safetensors.numpy import load_file
+
                     from functions.search.embeddings.openvino_minilm import OpenVINOEncoder
 
                     self._encoder = OpenVINOEncoder(load_file(str(folder / "model.safetensors")),
                                                     heads, eps, self.precision, self._threads)
                     self.precision = self._encoder.precision
                 else:
-                    self._encoder = BertEncoder(load_file(str(folder / "model.safetensors")), heads, eps)
+                    self._encoder = BertEncoder(map_safetensors(folder / "model.safetensors"),
+                                                heads, eps)
                 self._tokenizer = tokenizer
         return self
 
