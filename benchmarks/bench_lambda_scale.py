@@ -210,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="2000,20000")
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=4)
-    ap.add_argument("--cache", type=Path, help="keep the chunked book in this file for the next "
-                                              "run (chunking it takes minutes)")
+    ap.add_argument("--cache", type=Path, help="keep the chunked book in this file (and its index "
+                                              "beside it, FILE.index) for the next run: making "
+                                              "them takes minutes")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -231,13 +232,16 @@ def main(argv: list[str] | None = None) -> int:
         from functions.settings import Settings
 
         names = [f"book-{n}" for n in sizes]
-        root = EdgeStore.open(Settings(qdrant_path=str(tmp / "index"), collection=names[0]))
+        index = args.cache.with_name(args.cache.name + ".index") if args.cache else tmp / "index"
+        root = EdgeStore.open(Settings(qdrant_path=str(index), collection=names[0]))
         for name, n in zip(names, sizes, strict=True):
-            fill(root.collection_store(name), chunks[:n], vectors)
+            store = root.collection_store(name)
+            if not (store.exists() and store.count() == n):  # a kept index is reused
+                fill(store, chunks[:n], vectors)
         root.close()
         print(f"books of {', '.join(map(str, sizes))} chunks made and indexed in "
               f"{time.perf_counter() - t:.0f} s")
-        url, engine_ms = stack.enter_context(served(tmp / "index", names))
+        url, engine_ms = stack.enter_context(served(index, names))
         base = {"PATH": "/usr/bin:/bin", "QDRANT_URL": url, "EMBEDDING_PROVIDER": "local",
                 "CHAT_PROVIDER": "extractive", "ALLOWED_ORIGINS": ORIGIN,
                 "RATE_LIMIT_PER_MINUTE": "1000000", "RATE_LIMIT_PER_DAY": "1000000",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from functions.search.embeddings.bert_numpy import BertEncoder, gelu_
 
@@ -48,3 +49,30 @@ def test_attention_falls_back_when_scores_would_overflow():
     encoder()._attention(qkv, ctx)
     assert np.isfinite(ctx).all()
     assert np.allclose(ctx, naive_attention(qkv, 4), atol=1e-4)
+
+
+def test_mapped_weights_are_the_files_tensors_read_in_place():
+    """map_safetensors (the Lambda's cold start) gives what safetensors reads, without copying."""
+    from safetensors.numpy import load_file
+
+    from functions.search.embeddings.bert_numpy import map_safetensors
+    from functions.search.embeddings.local import model_dir
+
+    path = model_dir() / "model.safetensors"
+    mapped, loaded = map_safetensors(path), load_file(str(path))
+    assert mapped.keys() == loaded.keys()
+    for name, array in loaded.items():
+        assert mapped[name].dtype == array.dtype and np.array_equal(mapped[name], array), name
+    assert not mapped["embeddings.word_embeddings.weight"].flags.writeable  # a view of the file
+
+
+def test_a_tensor_type_the_encoder_cannot_read_is_named(tmp_path):
+    import json
+
+    from functions.search.embeddings.bert_numpy import map_safetensors
+
+    header = json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode()
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 4)
+    with pytest.raises(ValueError, match=r"model\.safetensors: tensor w has dtype BF16"):
+        map_safetensors(path)

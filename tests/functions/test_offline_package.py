@@ -8,6 +8,7 @@ serverless.yml as the arm64 one; the arm64 sizes are in docs/deploying.md "Two w
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import platform
 import subprocess
@@ -142,9 +143,16 @@ def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offl
     assert sum(i.file_size for i in infos) < LAMBDA_UNZIPPED_LIMIT
     # Bytecode compiled at package time for the functions' Python (scripts/serverless-pyc.js):
     # hash-based and unchecked, since every file in the zip gets one fixed date.
-    pyc = f"numpy/__pycache__/__init__.{sys.implementation.cache_tag}.pyc"
-    assert pyc in names
-    assert int.from_bytes(package.read(pyc)[4:8], "little") == 0b01, "not an unchecked-hash .pyc"
+    # So are the project's own functions/ and the top-level modules the requirements plugin
+    # injects without their __pycache__, inside the zip (never in the source tree).
+    tag = sys.implementation.cache_tag
+    for pyc in (f"numpy/__pycache__/__init__.{tag}.pyc", f"functions/api/__pycache__/app.{tag}.pyc",
+                f"functions/search/embeddings/__pycache__/bert_numpy.{tag}.pyc",
+                f"__pycache__/typing_extensions.{tag}.pyc"):
+        assert pyc in names, pyc
+        assert int.from_bytes(package.read(pyc)[4:8], "little") == 0b01, f"{pyc}: not unchecked-hash"
+    assert not [n for n in names if n.endswith(".py") and n.startswith("functions/")
+                and importlib.util.cache_from_source(n) not in names]
 
 
 def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipped, lambda_env,
