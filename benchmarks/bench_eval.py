@@ -239,7 +239,8 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
         print(f"  {corpus.name}: {indexed['chunks']} chunks from {indexed['files']} files in "
               f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
         answering = settings if model_url is None else settings.with_(
-            chat_provider="openai", openai_api_key="fake-model", openai_base_url=model_url)
+            chat_provider="openai", openai_api_key="fake-model", openai_base_url=model_url,
+            openai_max_retries=0 if model_url.endswith(DEAD) else settings.openai_max_retries)
         results = {}
         for which, questions in question_sets:
             if not questions:
@@ -274,10 +275,18 @@ def answer_rows(corpus: str, which: str, outcomes) -> list[dict]:
             for o in outcomes]
 
 
+DEAD = "/dead/v1"  # the base URL's end when nothing answers there (--dead-model)
+
+
 @contextmanager
-def _fake_model(wanted: bool):
+def _fake_model(wanted: bool, dead: bool = False):
     """The base URL of the fake OpenAI-compatible server in passage mode while the run lasts
-    (None when not wanted)."""
+    (None when not wanted); `dead`: a port nothing listens on (a model that is down)."""
+    if dead:
+        from tests.ports import free_port
+
+        yield f"http://127.0.0.1:{free_port()}{DEAD}"
+        return
     if not wanted:
         yield None
         return
@@ -328,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fake-model", action="store_true",
                         help="answer with the model path against the fake OpenAI-compatible "
                              "server of tests/fakes in passage mode (see above)")
+    parser.add_argument("--dead-model", action="store_true",
+                        help="the model path with the model down (its URL a port nothing "
+                             "listens on, no retries): what readers get when it fails")
     parser.add_argument("--answer-all", action="store_true",
                         help="the decision's ceiling: answer every question the other gates let "
                              "through (the fitted threshold set to 0 for this run)")
@@ -346,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     shown: list[dict] | None = [] if args.answers else None
     runs = tuple(r for r in RUNS if r[0] in args.runs.split(","))
     with tempfile.TemporaryDirectory(prefix="textbook-chat-bench-") as tmp, \
-            _fake_model(args.fake_model) as model_url, _answer_all(args.answer_all):
+            _fake_model(args.fake_model, args.dead_model) as model_url, \
+            _answer_all(args.answer_all):
         for corpus in found:
             table[corpus.name] = bench_corpus(corpus, Path(tmp), runs=runs, cache=args.cache,
                                               model_url=model_url,
@@ -355,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.answers:
         args.answers.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in shown),
                                 encoding="utf-8")
-    answers = "the fake model's answers" if args.fake_model else "the answers shown"
+    answers = ("the answers shown with the model down" if args.dead_model
+               else "the fake model's answers" if args.fake_model else "the answers shown")
     if args.json:
         print(json.dumps(table, indent=2))
         return 0

@@ -40,6 +40,7 @@ file or usage error.
 
 # flag -> (summary key, label)
 THRESHOLDS = {
+    "min_reached": ("reached", "expected section reached"),
     "min_cites": ("answer_cites_expected", "answers citing the expected section"),
     "min_hit1": ("hit_at_1", "section hit@1"),
     "min_hit5": ("hit_at_5", "section hit@5"),
@@ -81,6 +82,10 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--base-url", default=None,
                    help="the site's baseUrl, for --build-dir (default: read from "
                         "docusaurus.config.* beside the build folder, else /)")
+    p.add_argument("--min-reached", type=_share, metavar="X",
+                   help="exit 1 if the share of answerable questions whose expected section the "
+                        "reader reaches (answered citing it, or among the closest passage's "
+                        "sections) < X")
     p.add_argument("--min-cites", type=_share, metavar="X",
                    help="exit 1 if the share of answers citing the expected section < X")
     p.add_argument("--min-hit1", type=_share, metavar="X", help="exit 1 if section hit@1 < X")

@@ -20,16 +20,18 @@ from functions.answers.finish import (
 )
 from functions.answers.generation import model_answer, offline_answer, offline_quote
 from functions.answers.prompt import (
+    bridge_messages,
     follow_up_context,
     recent,
     resolve,
     rewrite_messages,
+    section_names,
     shown_before,
 )
 from functions.answers.question_kind import Reading, empty_question, read
 from functions.answers.requests import ChatRequest
 from functions.answers.tuning import TUNING
-from functions.answers.types import Answer, refused
+from functions.answers.types import NOT_COVERED, Answer, offline_fallback, refused
 from functions.deadline import REQUEST_SECONDS, REWRITE_SECONDS, within
 from functions.errors import UpstreamError
 from functions.search.ranking import chunk_text
@@ -41,6 +43,12 @@ REWRITE_MAX_TOKENS = TUNING.rewrite_max_tokens.value
 # A respelt word can bring the sections that spell the next one ("debounse a push buton":
 # "debouncing" finds the section that says "button").
 RESPELL_ROUNDS = TUNING.respell_rounds.value
+BRIDGE_SECTIONS = TUNING.bridge_sections.value
+BRIDGE_TOKENS = TUNING.bridge_tokens_estimate.value
+# the offline outcomes, worst first: a search again in the book's terms is kept when it does
+# better (the rewrite's own words would lift its signals: kept on a par, it led the fake model
+# of tests/fakes to answer more unanswerable questions)
+_OUTCOMES = ("refuse", "closest", "answer")
 
 
 def standalone_query(req: ChatRequest, llm) -> tuple[str, str, int]:
@@ -68,8 +76,9 @@ def estimate_tokens(req: ChatRequest, llm) -> int:
     if llm is None:  # only the paid query embedding, if any
         return question + history
     rewrite = (history + question + 100 + REWRITE_MAX_TOKENS) if req.history else 0
+    bridge = question + 100 + BRIDGE_SECTIONS * BRIDGE_TOKENS + REWRITE_MAX_TOKENS
     return (300 + history + question + req.top_k * CONTEXT_TOKENS_ESTIMATE + llm.max_tokens
-            + rewrite)
+            + rewrite + bridge)
 
 
 def answer_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bool) -> Answer:
@@ -194,7 +203,8 @@ def _decide(evidence: Evidence, model: str, override: float | None, with_model: 
         return Decision("model", confidence, rule, evidence.signals)
     if with_model:
         return Decision("closest", confidence, rule, evidence.signals)
-    if sure and not extractive.supported(evidence.composed, evidence.reading.quantity):
+    if sure and evidence.composed is not None \
+            and not extractive.supported(evidence.composed, evidence.reading.quantity):
         return Decision("closest", min(confidence, 0.3), "asks for a number the quote does not "
                         "state", evidence.signals)
     return Decision("answer" if sure else "closest", confidence, rule, evidence.signals)
@@ -219,7 +229,22 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
                           meaning=llm is None or policy_for(model) is not None)
         if getattr(retriever.embedder, "paid", False):
             used += sum(approx_tokens(t) for t in evidence.embedded)
-        decision = decide(evidence, model, settings.low_confidence_threshold, llm is not None)
+        override = settings.low_confidence_threshold
+        offline, rewritten = decide(evidence, model, override, False), ""
+        if llm is not None and offline.action != "answer" and offline.case != "not_mentioned":
+            try:  # the reader's words bridged to the book's, and searched again
+                evidence, offline, tokens, rewritten = bridged(
+                    req, evidence, offline, retriever, llm, query, context, model, override)
+            except UpstreamError as exc:  # slow or down: the offline outcome, at once
+                offline_answer(exc)  # a key or model the provider rejects is raised
+                answer, tokens = offline_outcome(evidence, offline, retriever, req.page_url)
+                used += tokens
+                return offline_fallback(answer), offline
+            used += tokens if paid else 0
+        decision = offline if llm is None else decide(evidence, model, override, True)
+        if rewritten:
+            decision = replace(decision, rule=f"{decision.rule}; searched again as "
+                                              f"“{rewritten}”")
         hits = evidence.hits
         if decision.case == "not_mentioned":
             partial = None if llm is not None else answer_in_part(
@@ -238,17 +263,70 @@ def explain_chat(req: ChatRequest, retriever, llm, spend_cap, settings, paid: bo
             try:
                 result, tokens = model_answer(req.question, req.history, hits, llm,
                                               retriever.embedder, decision.confidence)
-            except UpstreamError as exc:  # slow, down or rate-limited: the offline answer
-                composed, tokens = quote(evidence, retriever, req.page_url, exc)
-                result = offline_answer(exc, composed, hits, evidence.reading.quantity,
-                                        decision.confidence)
+            except UpstreamError as exc:  # slow, down or rate-limited: the offline outcome
+                offline_answer(exc)  # a key or model the provider rejects is raised
+                result, tokens = offline_outcome(evidence, offline, retriever, req.page_url)
+                used += tokens
+                return offline_fallback(result), decision
             used += tokens
+            if result.outcome == NOT_COVERED and (result.refusal or {}).get("code") == \
+                    "not_covered" and offline.action != "refuse":  # the model found nothing
+                composed, tokens = quote(evidence, retriever, req.page_url)  # it can support
+                used += tokens
+                result = nearest(composed, hits, min(decision.confidence, result.confidence))
             return result, decision
     finally:
         if paid:
             settle(spend_cap, reserved, used)
     composed = evidence.composed
     return finish(composed.text, composed.sources, hits, decision.confidence), decision
+
+
+def bridged(req: ChatRequest, evidence: Evidence, offline: Decision, retriever, llm, query: str,
+            context: str, model: str, override: float | None
+            ) -> tuple[Evidence, Decision, int, str]:
+    """A question the book did not answer offline, rewritten by the model in the book's terms
+    (one short call within REWRITE_SECONDS, the names of the sections nearest the question as
+    context) and searched again: the evidence and offline decision kept (the new search's when
+    its offline outcome is better), the tokens the call and the new search's embeddings cost, and the
+    rewrite when its search was kept (else ""). Raises UpstreamError when the model fails."""
+    near = retriever.retrieve(query, req.page_url, req.filters, req.mode, BRIDGE_SECTIONS,
+                              context=context)
+    with within(REWRITE_SECONDS):
+        completion = llm.complete(bridge_messages(req.question, section_names(near)),
+                                  max_tokens=REWRITE_MAX_TOKENS)
+    tokens = completion.total_tokens
+    rewritten = " ".join(completion.text.split())[:500]
+    if not rewritten or rewritten.lower() == query.lower():
+        return evidence, offline, tokens, ""
+    # the book's terms searched beside the reader's own words (as a follow-up's topic is), and
+    # judged on the reader's words: alone, the rewrite's words match the heading it names and
+    # lift the signals whatever the section holds
+    again = gather(req, retriever, query, f"{context} {rewritten}".strip())
+    tokens += approx_tokens(rewritten)
+    if getattr(retriever.embedder, "paid", False):
+        tokens += sum(approx_tokens(t) for t in again.embedded)
+    decision = decide(again, model, override, False)
+    if _OUTCOMES.index(decision.action) <= _OUTCOMES.index(offline.action):
+        return evidence, offline, tokens, ""
+    return again, decision, tokens, rewritten
+
+
+def offline_outcome(evidence: Evidence, decision: Decision, retriever, page_url: str | None
+                    ) -> tuple[Answer, int]:
+    """What the offline path shows for this evidence and its offline decision (the quote, the
+    closest passage or the refusal), and the paid tokens its quote embedded: what a reader gets
+    when the model is slow or down."""
+    if decision.case == "not_mentioned":
+        return refusal(_named_refusal(evidence.absent), decision.confidence, evidence.hits,
+                       {"code": "not_mentioned", "names": evidence.absent[:3]}), 0
+    if decision.action == "refuse":
+        return refusal(REFUSAL, decision.confidence, evidence.hits), 0
+    composed, tokens = quote(evidence, retriever, page_url)
+    if decision.action == "closest":
+        return nearest(composed, evidence.hits, decision.confidence), tokens
+    return offline_quote(composed, evidence.hits, evidence.reading.quantity,
+                         decision.confidence), tokens
 
 
 def passage_while_writing(req: ChatRequest, retriever, spend_cap, settings, paid: bool

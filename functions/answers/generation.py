@@ -5,8 +5,9 @@ What the reader sees of a model's reply: no link or URL that is not one of our c
 sentence that its cited passage does not support (functions.answers.claims), and a confidence scaled by
 the share of the reply that survived the check. A reply with no supported sentence becomes the
 refusal with the closest sections. When the model is slow, down or rate-limited
-(UpstreamError.transient), `offline_answer` gives the offline answer over the same passages
-(`offline_quote`, which /sources also shows while a model writes), marked
+(UpstreamError.transient), `offline_answer` logs it and the reader gets the offline outcome of
+the question (functions.answers.chat.offline_outcome: the quote, `offline_quote`, which /sources
+also shows while a model writes, the closest passage or the refusal), marked
 `mode: "offline-fallback"`; a key, model or URL the provider rejects is still an error
 the author sees (502).
 """
@@ -20,7 +21,7 @@ from functions.answers import claims, extractive
 from functions.answers.finish import REFUSAL, finish, refusal
 from functions.answers.prompt import chat_messages
 from functions.answers.sections import split_hits
-from functions.answers.types import Answer, offline_fallback
+from functions.answers.types import Answer
 from functions.deadline import CHECK_RESERVE, time_left, within
 from functions.errors import UpstreamError
 from functions.search.types import SearchHit
@@ -75,16 +76,13 @@ def offline_quote(composed: extractive.Composed, hits: Sequence[SearchHit],
     return finish(composed.text, composed.sources, hits, confidence)
 
 
-def offline_answer(error: UpstreamError, composed: extractive.Composed,
-                   hits: Sequence[SearchHit], quantity: set[str] | None,
-                   confidence: float) -> Answer:
-    """The offline answer (`offline_quote`, its blocks chosen over the same passages before
-    the model was asked) in place of a model that was slow, down or rate-limited, marked
-    "offline-fallback". Any other failure is raised again: a rejected key or an unknown model
-    is the author's to fix, and hiding it would leave the site offline for good."""
+def offline_answer(error: UpstreamError) -> None:
+    """A model that was slow, down or rate-limited: logged, and the caller gives the offline
+    outcome in its place (functions.answers.chat.offline_outcome), marked "offline-fallback".
+    Any other failure is raised again: a rejected key or an unknown model is the author's to
+    fix, and hiding it would leave the site offline for good."""
     if not error.transient:
         raise error
     logging.getLogger("textbook_chat").warning(
         "the model failed (slow, down or rate-limited); answered offline",
         extra={"fields": {"status": error.status}})  # no message: it may name the server
-    return offline_fallback(offline_quote(composed, hits, quantity, confidence))

@@ -114,6 +114,11 @@ class AnswerTuning:
         "python benchmarks/bench_answer_cost.py")
     rewrite_max_tokens: Tunable = Tunable(60, "tokens a follow-up's standalone rewrite may take",
                                           BY_HAND)
+    bridge_sections: Tunable = Tunable(
+        20, "chunks whose section names the model sees when it rewrites a question it was not "
+        "answered in the book's terms", BY_HAND)
+    bridge_tokens_estimate: Tunable = Tunable(
+        15, "tokens reserved per section name of that rewrite", BY_HAND)
     history_turns: Tunable = Tunable(6, "earlier turns of the conversation sent to the model",
                                      BY_HAND)
     history_chars: Tunable = Tunable(1000, "characters per earlier message sent to the model",

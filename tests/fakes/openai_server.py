@@ -23,7 +23,8 @@ Usage::
   answering normally, to trigger client timeouts. Scripted events apply in the order given.
 - `responder`: a function of the request body returning the reply, used when nothing is
   scripted; `passage_responder` answers like a careful model from the `[n]` passages it is
-  given (and rewrites follow-ups by joining the previous question).
+  given (rewrites follow-ups by joining the previous question, and a question in the book's
+  terms by adding the listed section heading that shares most of its words).
 - `reverse_embeddings=True` lists embeddings last-first, as the API may: clients must use `index`.
 - `api_key`: when set, requests with another bearer token get a 401.
 The server binds a free port, runs in a daemon thread and stops on `stop()` / leaving the `with`.
@@ -306,6 +307,12 @@ def passage_responder(body: dict) -> str:
     must share at least one word itself."""
     user = str(body.get("messages", [{}])[-1].get("content", ""))
     question = _tag(user, "question")
+    if "<sections>" in user:  # the rewrite in the book's terms: the section sharing most words
+        wanted = _stems(question)
+        names = [line[2:] for line in _tag(user, "sections").splitlines() if line.startswith("- ")]
+        best = max(names, key=lambda n: len(wanted & _stems(n.split(" › ")[-1])), default="")
+        heading = best.split(" › ")[-1]
+        return f"{question} {heading}" if wanted & _stems(heading) else question
     if "<context>" not in user:  # the follow-up rewrite
         previous = [line[6:] for line in _tag(user, "conversation").splitlines()
                     if line.startswith("user: ")]

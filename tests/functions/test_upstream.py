@@ -41,16 +41,20 @@ def test_openai_answer_is_cited_and_renumbered(openai_client, fake_openai):
 def test_uncited_answer_is_low_confidence(openai_client, fake_openai):
     fake_openai.reply_next("Jitter is bad.")
     body = openai_client().post("/chat", json={"question": "How do I measure loop jitter?"}).json()
-    assert body["low_confidence"] is True and body["citations"] == []
-    assert body["related_topics"]
+    # the uncited reply is not shown: the book's closest passage is
+    assert body["low_confidence"] is True and body["outcome"] == "closest"
+    assert "Jitter is bad." not in body["answer"] and body["related_topics"]
 
 
 def test_model_says_not_found(openai_client, fake_openai):
-    from functions.answers.finish import REFUSAL
+    """The model finds no answer in passages the offline path would quote: the reader gets
+    the closest passage, not a bare refusal."""
+    from functions.answers.types import CLOSEST_LEAD
 
     fake_openai.reply_next("I couldn't find this in the book.")
     body = openai_client().post("/chat", json={"question": "How do I measure loop jitter?"}).json()
-    assert body["answer"] == REFUSAL and body["low_confidence"] and body["related_topics"]
+    assert body["outcome"] == "closest" and body["answer"].startswith(CLOSEST_LEAD)
+    assert body["low_confidence"] and body["related_topics"]
 
 
 def test_history_is_rewritten_by_the_model(openai_client, fake_openai):
