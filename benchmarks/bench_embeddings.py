@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from functions.search.embeddings.local import (  # noqa: E402
     MAX_SEQ_LENGTH,
-    LocalMiniLM,
+    LocalEmbedder,
     default_runtime,
     window_spans,
 )
@@ -123,10 +123,10 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
                  for p in dict.fromkeys([best_precision(), "f32"])] + paths
     runners = {}
     for name, kwargs in paths:
-        model, load_s = timed(lambda kw=kwargs: LocalMiniLM(long_text="truncate", **kw).load())
+        model, load_s = timed(lambda kw=kwargs: LocalEmbedder(long_text="truncate", **kw).load())
         print(f"{name} load: {load_s:.2f} s")
         runners[f"{name} (truncate)"] = model.embed_array
-    default = LocalMiniLM().load()
+    default = LocalEmbedder().load()
     runners[f"default {default.runtime_label} (windows)"] = default.embed_array
     st, about = load_sentence_transformers()
     print(about)
@@ -226,8 +226,8 @@ def bench_index(target: int, rounds: int) -> None:
 
 def bench_window(chunks: list[str]) -> None:
     """How many chunks pass the 256-wordpiece window, and what truncation loses."""
-    model = LocalMiniLM().load()
-    truncating = LocalMiniLM(long_text="truncate").load()
+    model = LocalEmbedder().load()
+    truncating = LocalEmbedder(long_text="truncate").load()
     body = MAX_SEQ_LENGTH - 2
     pieces = [len(ids) for ids in model.wordpieces(chunks)]
     tokens = [count_tokens(c) for c in chunks]

@@ -197,10 +197,18 @@ class CachedEmbedder:
                     fh.writelines(json.dumps({"h": k, "v": v}) + "\n" for k, v in new.items())
         return [self.vectors[k] for k in keys]
 
+    def embed_array(self, texts):
+        import numpy as np
+
+        return np.asarray(self.embed_batch(texts), dtype=np.float32)
+
 
 def make_local_embedder(settings: Settings, cache: Path | None = None):
     inner = make_embedder(settings)
     if cache is None:
+        return inner
+    if hasattr(inner, "parts"):  # several models: each part keeps its own cache
+        inner.parts = [CachedEmbedder(p, cache / f"{p.model_name}.jsonl") for p in inner.parts]
         return inner
     return CachedEmbedder(inner, cache / f"{inner.model_name}.jsonl")
 

@@ -170,9 +170,9 @@ class Deps:
             try:
                 from functions.search.embeddings.factory import make_embedder
             except ImportError:  # the factory is optional: the local model is the default
-                from functions.search.embeddings.local import LocalMiniLM
+                from functions.search.embeddings.local import local_embedder
 
-                return LocalMiniLM()
+                return local_embedder(s.embedding_model)
             return make_embedder(s)
         return self._get("embedder", build)
 

@@ -35,8 +35,9 @@ CONTEXT_WEIGHT = 0.5
 
 def deployment_mode(model: str | None) -> str | None:
     """The deployment mode whose API embeds with this model (docs/deploying.md: "Two ways to answer")."""
-    if model == LOCAL_EMBEDDING_MODEL:
-        return "offline"
+    if model == LOCAL_EMBEDDING_MODEL or (model and not model.startswith("text-embedding-")
+                                          and "/" not in model):
+        return "offline"  # a local model: all-MiniLM-L6-v2, all-mpnet-base-v2, a folder's name
     if model and model.startswith("text-embedding-"):
         return "openai"
     return None

@@ -23,11 +23,11 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def minilm_env(tmp_path_factory):
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
 
     folder = tmp_path_factory.mktemp("cli")
     store = QdrantStore.open(Settings(qdrant_path=str(folder / "qdrant")))
-    index_book(store, LocalMiniLM())
+    index_book(store, LocalEmbedder())
     store.close()
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENAI_API_KEY", "QDRANT_URL", "DYNAMODB_TABLE")}

@@ -34,11 +34,11 @@ READERS = 100  # more than serve's threads (40) can start within the deadline
 
 @pytest.fixture(scope="module")
 def local_index(tmp_path_factory):
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
 
     folder = tmp_path_factory.mktemp("overload")
     store = QdrantStore.open(Settings(qdrant_path=str(folder / "qdrant")))
-    index_book(store, LocalMiniLM())
+    index_book(store, LocalEmbedder())
     store.close()
     return folder
 

@@ -69,9 +69,9 @@ def retrieval_scores(retriever, questions: list[str]) -> list[float]:
 def main() -> int:
     import tempfile
 
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
 
-    embedder = LocalMiniLM()
+    embedder = LocalEmbedder()
     low, none = thresholds(embedder.model_name)
     folder = tempfile.mkdtemp()
     retriever = indexed_retriever(folder, embedder)

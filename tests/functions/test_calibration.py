@@ -16,9 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_minilm_thresholds_on_the_sample_textbook(tmp_path):
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
 
-    embedder = LocalMiniLM()
+    embedder = LocalEmbedder()
     low, none = thresholds(embedder.model_name)
     retriever = indexed_retriever(str(tmp_path / "qdrant"), embedder)
     answered = retrieval_scores(retriever, ANSWERED)
@@ -45,9 +45,9 @@ def test_the_fitted_policy_on_the_sample_textbook_and_the_readers_page(tmp_path)
     sample answers and refuses what it does not; and the reader's page, which lifts its own
     sections, never turns an answer into a refusal (issue 25: asking from the page that holds
     the answer once did)."""
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
 
-    retriever = indexed_retriever(str(tmp_path / "qdrant"), LocalMiniLM())
+    retriever = indexed_retriever(str(tmp_path / "qdrant"), LocalEmbedder())
     try:
         answered = {q: _asked(retriever, q) for q in ANSWERED}
         refused = [q for q in NOT_ANSWERED if _asked(retriever, q)[0].low_confidence]

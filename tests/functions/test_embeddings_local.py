@@ -1,4 +1,4 @@
-"""LocalMiniLM: reproduces sentence-transformers' vectors; windows for texts past 256 wordpieces."""
+"""LocalEmbedder: reproduces sentence-transformers' vectors; windows for texts past 256 wordpieces."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from functions.search.embeddings.local import MAX_SEQ_LENGTH, LocalMiniLM, window_spans
+from functions.search.embeddings.local import MAX_SEQ_LENGTH, LocalEmbedder, window_spans
 from tests.shared import shared_dir
 
 SHARED = shared_dir()
@@ -27,13 +27,13 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def model() -> LocalMiniLM:
-    return LocalMiniLM().load()
+def model() -> LocalEmbedder:
+    return LocalEmbedder().load()
 
 
 @pytest.fixture(scope="module")
-def truncating() -> LocalMiniLM:
-    return LocalMiniLM(long_text="truncate").load()
+def truncating() -> LocalEmbedder:
+    return LocalEmbedder(long_text="truncate").load()
 
 
 HEAD = ("A ROS 2 node publishes sensor messages on a topic, and subscribers with a compatible "
@@ -95,11 +95,11 @@ def test_window_spans_cover_everything_with_overlap(length):
 
 def test_rejects_unknown_long_text_mode():
     with pytest.raises(ValueError, match="windows, truncate"):
-        LocalMiniLM(long_text="first")
+        LocalEmbedder(long_text="first")
 
 
 def test_loads_lazily_and_quickly():
-    embedder = LocalMiniLM()
+    embedder = LocalEmbedder()
     assert embedder._encoder is None
     started = time.perf_counter()
     embedder.load()
@@ -108,6 +108,6 @@ def test_loads_lazily_and_quickly():
 
 
 def test_never_imports_torch():
-    code = ("import sys; from functions.search.embeddings.local import LocalMiniLM; "
-            "LocalMiniLM().embed_batch(['hello']); assert 'torch' not in sys.modules, 'torch'")
+    code = ("import sys; from functions.search.embeddings.local import LocalEmbedder; "
+            "LocalEmbedder().embed_batch(['hello']); assert 'torch' not in sys.modules, 'torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])

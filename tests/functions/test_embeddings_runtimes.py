@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from functions.search.embeddings.local import RUNTIMES, LocalMiniLM, default_runtime
+from functions.search.embeddings.local import RUNTIMES, LocalEmbedder, default_runtime
 from tests.functions.test_embeddings_local import TEXTS as SHORT_TEXTS
 from tests.shared import shared_dir
 
@@ -25,7 +25,7 @@ def cpu_has_bf16() -> bool:
     return best_precision() == "bf16"
 
 
-# (runtime, precision): every path LocalMiniLM can take
+# (runtime, precision): every path LocalEmbedder can take
 PATHS = [("openvino", "bf16"), ("openvino", "f32"), ("numpy", None)]
 
 
@@ -40,11 +40,11 @@ def require(runtime: str, precision: str | None) -> None:
 def models():
     made: dict = {}
 
-    def get(runtime: str, precision: str | None, long_text: str = "windows") -> LocalMiniLM:
+    def get(runtime: str, precision: str | None, long_text: str = "windows") -> LocalEmbedder:
         require(runtime, precision)
         key = (runtime, precision, long_text)
         if key not in made:
-            made[key] = LocalMiniLM(runtime=runtime, precision=precision, long_text=long_text).load()
+            made[key] = LocalEmbedder(runtime=runtime, precision=precision, long_text=long_text).load()
         return made[key]
 
     return get
@@ -99,19 +99,19 @@ def test_batching_changes_nothing(models, runtime, precision):
 
 def test_default_runtime_and_what_it_says(models):
     assert set(RUNTIMES) == {"openvino", "numpy"}
-    assert LocalMiniLM(runtime="numpy").runtime_label == "numpy float32"
+    assert LocalEmbedder(runtime="numpy").runtime_label == "numpy float32"
     with pytest.raises(ValueError, match="openvino, numpy"):
-        LocalMiniLM(runtime="onnx")
+        LocalEmbedder(runtime="onnx")
     if not HAS_OPENVINO:
         assert default_runtime() == "numpy"
         pytest.skip(NO_OPENVINO)
     assert default_runtime() == "openvino"
-    model = models("openvino", None)  # LocalMiniLM() as the default builds it
+    model = models("openvino", None)  # LocalEmbedder() as the default builds it
     expected = "bf16" if cpu_has_bf16() else "f32"
     assert (model.runtime, model.precision) == ("openvino", expected)
     assert model.runtime_label == f"OpenVINO {expected}"
     with pytest.raises(ValueError, match="bf16, f32"):
-        LocalMiniLM(runtime="openvino", precision="int8").load()
+        LocalEmbedder(runtime="openvino", precision="int8").load()
 
 
 def test_threads_embed_at_once(models):

@@ -40,9 +40,9 @@ def local_embedder():
     try:
         from functions.search.embeddings.factory import make_embedder
     except ImportError:
-        from functions.search.embeddings.local import LocalMiniLM
+        from functions.search.embeddings.local import LocalEmbedder
 
-        return LocalMiniLM().load()
+        return LocalEmbedder().load()
     return make_embedder(Settings())
 
 

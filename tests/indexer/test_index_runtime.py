@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from functions.search.embeddings.local import LocalMiniLM
+from functions.search.embeddings.local import LocalEmbedder
 from textbook_chat_cli.main import main
 
 
@@ -19,7 +19,7 @@ def test_index_names_the_runtime_that_embedded(tmp_path, capsys, monkeypatch):
     assert main(["index", str(docs)]) == 0
     said = re.findall(r"^Embedded (\d+) chunks with all-MiniLM-L6-v2 on (.+)\.$",
                       capsys.readouterr().err, re.M)
-    expected = LocalMiniLM().load().runtime_label  # OpenVINO bf16 / OpenVINO f32 / numpy float32
+    expected = LocalEmbedder().load().runtime_label  # OpenVINO bf16 / OpenVINO f32 / numpy float32
     assert said == [("1", expected)]
     assert main(["index", str(docs)]) == 0  # unchanged: nothing embedded, nothing to say
     assert "Embedded" not in capsys.readouterr().err

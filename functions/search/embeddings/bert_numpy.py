@@ -1,4 +1,7 @@
-"""A BERT encoder forward pass in numpy float32 (inference only), for MiniLM-sized models."""
+"""A BERT encoder forward pass in numpy float32 (inference only), for MiniLM-sized models, and
+the one reading of a model's weights that every runtime shares (`bert_layout`): BERT-family
+weights as they are, MPNet-family weights (all-mpnet-base-v2) under BERT's names plus MPNet's
+relative position bias."""
 
 from __future__ import annotations
 
@@ -16,6 +19,55 @@ _P = 0.3275911
 _A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 FFN_ROWS = 256  # rows per feed-forward block: bounds memory; smaller blocks make slower GEMMs
+FAMILIES = ("bert", "mpnet")  # config.json model_type values the local runtimes compute
+RELATIVE_BIAS = "encoder.relative_attention_bias.weight"  # (buckets, heads), MPNet only
+_MPNET_NAMES = (("attention.attn.q.", "attention.self.query."),
+                ("attention.attn.k.", "attention.self.key."),
+                ("attention.attn.v.", "attention.self.value."),
+                ("attention.attn.o.", "attention.output.dense."),
+                ("attention.LayerNorm.", "attention.output.LayerNorm."))
+
+
+def bert_layout(weights: dict[str, np.ndarray], config: dict) -> dict[str, np.ndarray]:
+    """The encoder's float weights under BERT's names, whatever its family (config.json
+    `model_type`). MPNet differs from BERT in three ways, all absorbed here or by RELATIVE_BIAS:
+    its layers' names; no token types (a zero row stands in); positions counted from
+    pad_token_id + 1 (the table is cut so that position 0 is the first token's)."""
+    family = config.get("model_type", "bert")
+    if family not in FAMILIES:
+        raise ValueError(f"model_type {family!r} is not one the local runtimes compute; use a "
+                         f"sentence-transformers model of the {' or '.join(FAMILIES)} family.")
+    w = {k.removeprefix("bert.").removeprefix("mpnet."): v for k, v in weights.items()
+         if v.dtype != np.int64}
+    if family == "bert":
+        return w
+    out = {}
+    for name, value in w.items():
+        for old, new in _MPNET_NAMES:
+            name = name.replace(old, new)
+        out[name] = value
+    hidden = out["embeddings.word_embeddings.weight"].shape[1]
+    out["embeddings.token_type_embeddings.weight"] = np.zeros((1, hidden), dtype=np.float32)
+    first = int(config.get("pad_token_id", 1)) + 1
+    out["embeddings.position_embeddings.weight"] = out["embeddings.position_embeddings.weight"][first:]
+    return out
+
+
+def relative_buckets(length: int, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """(length, length) int32: MPNet's (T5's bidirectional) bucket of each key position j seen
+    from query position i, as transformers' MPNet computes it (float32 logarithms)."""
+    pos = np.arange(length)
+    n = -(pos[None, :] - pos[:, None])  # context - memory
+    half = num_buckets // 2
+    out = (n < 0).astype(np.int64) * half
+    n = np.abs(n)
+    exact = half // 2
+    with np.errstate(divide="ignore"):  # n = 0 is "small": its logarithm is never used
+        large = exact + (np.log(np.maximum(n, 1).astype(np.float32) / np.float32(exact))
+                         / np.float32(math.log(max_distance / exact))
+                         * np.float32(half - exact)).astype(np.int64)
+    large = np.minimum(large, half - 1)
+    return (out + np.where(n < exact, n, large)).astype(np.int32)
 
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
@@ -98,6 +150,8 @@ class BertEncoder:
     def __init__(self, weights: dict[str, np.ndarray], num_heads: int, eps: float = 1e-12):
         w = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
              for k, v in weights.items() if v.dtype != np.int64}
+        self.relative = w.get(RELATIVE_BIAS)  # MPNet: (buckets, heads); BERT: None
+        self._bias: np.ndarray | None = None  # for the longest sequence; shorter ones slice it
         self.heads = num_heads
         self.eps = eps
         self.word = w["embeddings.word_embeddings.weight"]
@@ -185,12 +239,17 @@ class BertEncoder:
         v1 = np.empty((heads, n, head_dim + 1), dtype=np.float32)
         v1[:, :, :head_dim] = v
         v1[:, :, head_dim] = 1.0
+        bias = self._relative_bias(n)  # MPNet: (heads, n, n); BERT: None
         scores = np.matmul(q, kt)
+        if bias is not None:
+            scores += bias
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             weighted = np.exp(scores, out=scores) @ v1
         sums = weighted[:, :, head_dim:]
         if not (np.isfinite(sums).all() and sums.min() > 1e-30):
             scores = np.matmul(q, kt)
+            if bias is not None:
+                scores += bias
             scores -= scores.max(axis=-1, keepdims=True)
             weighted = np.exp(scores, out=scores) @ v1
             sums = weighted[:, :, head_dim:]

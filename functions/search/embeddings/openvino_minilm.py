@@ -34,9 +34,12 @@ def best_precision(core=None) -> str:
 
 def build_model(weights: dict[str, np.ndarray], num_heads: int, eps: float):
     """openvino.Model: (input_ids, attention_mask) int32 (B, S) right-padded -> `pooled` (B, H)
-    float32, the mean of the last hidden states over the mask (not normalised)."""
+    float32, the mean of the last hidden states over the mask (not normalised). `weights`
+    under BERT's names (bert_numpy.bert_layout); MPNet's relative position bias when present."""
     import openvino as ov
     import openvino.opset15 as op
+
+    from functions.search.embeddings.bert_numpy import RELATIVE_BIAS, relative_buckets
 
     w = {k.removeprefix("bert."): np.ascontiguousarray(v, dtype=np.float32)
          for k, v in weights.items() if v.dtype != np.int64}
@@ -72,6 +75,15 @@ def build_model(weights: dict[str, np.ndarray], num_heads: int, eps: float):
     # additive attention mask (B, 1, 1, S): 0 where attended, -10000 on padding
     bias = op.multiply(op.subtract(const(np.float32(1)), maskf), const(np.float32(-10000.0)))
     bias = op.unsqueeze(bias, const(np.asarray([1, 2], np.int64)))
+    if RELATIVE_BIAS in w:  # MPNet: + table[bucket(j - i)] per head -> (B, heads, S, S)
+        table = w[RELATIVE_BIAS]
+        buckets = const(relative_buckets(w["embeddings.position_embeddings.weight"].shape[0],
+                                         table.shape[0]))
+        square = op.concat([op.unsqueeze(seq_len, const(np.int64(0)))] * 2, 0)
+        idx = op.slice(buckets, const(np.asarray([0, 0], np.int64)), square,
+                       const(np.asarray([1, 1], np.int64)))
+        relative = op.transpose(op.gather(const(table), idx, zero), const(np.asarray([2, 0, 1])))
+        bias = op.add(bias, op.unsqueeze(relative, const(np.asarray([0], np.int64))))
     i = 0
     while f"encoder.layer.{i}.attention.self.query.weight" in w:
         p = f"encoder.layer.{i}."
