@@ -33,6 +33,7 @@ def naive_attention(qkv: np.ndarray, heads: int) -> np.ndarray:
 def encoder(heads: int = 4) -> BertEncoder:
     enc = BertEncoder.__new__(BertEncoder)  # only the attention step is exercised
     enc.heads = heads
+    enc.relative = None  # BERT: no relative position bias (MPNet's: test_embedding_models.py)
     return enc
 
 

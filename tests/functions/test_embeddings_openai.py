@@ -118,7 +118,7 @@ def test_factory_builds_local_without_loading_it():
 
 
 def test_factory_refuses_unknown_local_model():
-    with pytest.raises(ConfigError, match="cannot run locally"):
+    with pytest.raises(ConfigError, match="'bge-small' is not a model textbook-chat knows"):
         make_embedder(Settings.from_env({"EMBEDDING_MODEL": "bge-small"}))
 
 
