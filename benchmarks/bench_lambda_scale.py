@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    from functions.search.embeddings.local import LocalMiniLM
+    from functions.search.embeddings.local import LocalEmbedder
     from textbook_chat_cli.events import api_gateway_event
 
     with ExitStack() as stack:
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             task = str(tmp / "task")
         t = time.perf_counter()
         chunks = book(tmp / "book", max(sizes), args.cache)
-        vectors = word_vectors(LocalMiniLM())
+        vectors = word_vectors(LocalEmbedder())
         from functions.search.edge_store import EdgeStore
         from functions.settings import Settings
 

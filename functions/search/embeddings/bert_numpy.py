@@ -255,3 +255,13 @@ class BertEncoder:
             sums = weighted[:, :, head_dim:]
         np.divide(weighted[:, :, :head_dim], sums,
                   out=ctx.reshape(n, heads, head_dim).transpose(1, 0, 2))
+
+    def _relative_bias(self, n: int) -> np.ndarray | None:
+        """MPNet's position bias for a sequence of n tokens, (heads, n, n); None for BERT."""
+        if self.relative is None:
+            return None
+        if self._bias is None or self._bias.shape[1] < n:  # a bucket depends on j - i only
+            size = max(n, self.max_positions)
+            self._bias = np.ascontiguousarray(
+                self.relative[relative_buckets(size, self.relative.shape[0])].transpose(2, 0, 1))
+        return self._bias[:, :n, :n]
