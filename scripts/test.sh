@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Python packages, Debian Chromium for the browser tests;
 # npm packages are installed by the tests that build Docusaurus) and runs the whole suite.
-# Says what it is doing before each phase and how long each took; arguments go to pytest, e.g.
-#   scripts/test.sh -m "not slow and not npm and not browser"   # the quick loop
+# Says what it is doing before each phase and how long each took; arguments go to pytest.
+#   scripts/test.sh            # everything (what CI runs)
+#   scripts/test.sh --quick    # the quick loop: the tests not marked slow, npm or browser, and
+#                              #   the site plugin's node tests without reinstalling its packages
+#   scripts/test.sh --quick tests/functions -x   # further arguments still go to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=""
+if [ "${1:-}" = "--quick" ]; then
+  quick=1
+  shift
+  set -- -m "not slow and not npm and not browser" "$@"
+fi
 started=$SECONDS
 phase_started=$SECONDS
 phase() {  # phase "what starts now": ends the previous phase with its time
@@ -25,15 +34,20 @@ finish() {
 trap finish EXIT
 phase "setting up .venv (scripts/setup.sh test)"
 scripts/setup.sh test
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+if [ -z "$quick" ] && [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   phase "installing Debian Chromium for the browser tests"
   (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "Chromium could not be installed; browser tests will be skipped." >&2
 fi
 phase "ruff check"
 .venv/bin/ruff check .
 if command -v npm >/dev/null 2>&1; then
-  phase "site plugin unit tests (npm ci, node --test)"
-  (cd site-plugin && npm ci --no-audit --no-fund --loglevel=error && npm test)
+  if [ -n "$quick" ] && [ -d site-plugin/node_modules ]; then
+    phase "site plugin unit tests (node --test; its packages as installed)"
+    (cd site-plugin && npm test)
+  else
+    phase "site plugin unit tests (npm ci, node --test)"
+    (cd site-plugin && npm ci --no-audit --no-fund --loglevel=error && npm test)
+  fi
 fi
 phase "pytest ${*:-(the whole suite)}"
 .venv/bin/python -m pytest "$@"

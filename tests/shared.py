@@ -1,13 +1,69 @@
-"""Where the team's shared data lives (../shared beside the checkout, or $TEXTBOOK_CHAT_SHARED)."""
+"""What several suites share: where the team's data lives (../shared beside the checkout, or
+$TEXTBOOK_CHAT_SHARED), and how a test bounds wall-clock time on a machine others share."""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+# How much more than a quiet machine's time a bound allows, on top of the load measured with it.
+SLACK = 3.0
 
 
 def shared_dir() -> Path:
     """$TEXTBOOK_CHAT_SHARED, else ../shared beside the checkout (may not exist: tests skip)."""
     return Path(os.environ.get("TEXTBOOK_CHAT_SHARED") or REPO.parent / "shared")
+
+
+def cpu_stretch(cpu_seconds: float = 0.05) -> float:
+    """How many times its CPU time a piece of CPU work takes by the wall clock right now: 1 on
+    an idle core, about 5 beside ten busy processes on two cores. A short spin, measured where
+    the test runs, so a bound scaled by it needs no figure from another machine."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu < cpu_seconds:
+        pass
+    return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
+
+
+def patience(seconds: float) -> float:
+    """How long to wait for something that takes `seconds` on a quiet machine: SLACK times
+    that, stretched by the load measured now (for waits that end as soon as it happens)."""
+    return SLACK * seconds * cpu_stretch()
+
+
+@dataclass
+class Stopwatch:
+    """The wall-clock time of a block, and the load (cpu_stretch) measured before and after it."""
+
+    seconds: float = 0.0
+    stretch: float = 1.0
+
+    def limit(self, waits: float = 0.0, work: float = 0.5) -> float:
+        """`waits` (what the code under test sleeps or times out on purpose, which load does
+        not lengthen) plus `work` (the rest, as a quiet machine takes it) times SLACK and the
+        load measured around the block."""
+        return waits + SLACK * work * self.stretch
+
+    def within(self, waits: float = 0.0, work: float = 0.5) -> bool:
+        return self.seconds <= self.limit(waits, work)
+
+    def __str__(self) -> str:
+        return f"{self.seconds:.2f} s with the machine's load stretching CPU work x{self.stretch:.1f}"
+
+
+@contextmanager
+def stopwatch() -> Iterator[Stopwatch]:
+    """Time a block: `with stopwatch() as took: ...` then
+    `assert took.within(waits=2.0, work=0.3), took`: a bound a loaded machine does not break
+    and a quiet one keeps tight (the deadline or the timeout under test, plus the work)."""
+    watch = Stopwatch(stretch=cpu_stretch())
+    start = time.perf_counter()
+    yield watch
+    watch.seconds = time.perf_counter() - start
+    watch.stretch = max(watch.stretch, cpu_stretch())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -26,6 +25,7 @@ from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 from tests.functions.events import LambdaContext, http_api_v2
 from tests.ports import POLL_SECONDS
+from tests.shared import stopwatch
 
 QUESTION = {"question": "How do I measure loop jitter?"}
 
@@ -65,16 +65,16 @@ def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopp
     aws.slow(1.2, target="DynamoDB_")
     try:
         context = LambdaContext(8.0)
-        start = time.monotonic()
-        response = handler(http_api_v2("/chat", QUESTION), context)
-        took = time.monotonic() - start
+        with stopwatch() as took:
+            response = handler(http_api_v2("/chat", QUESTION), context)
     finally:
         aws.clear()
     body = json.loads(response["body"])
     assert response["statusCode"] in (200, 503), body
     assert body.get("mode") == "offline-fallback" or body["error"]["code"] == "busy"
-    assert took <= 8.0 - LAMBDA_MARGIN + 0.5, took  # the deadline, not Lambda, ended it
-    assert context.get_remaining_time_in_millis() > 1000
+    # the deadline (what Lambda leaves less LAMBDA_MARGIN), not Lambda, ended it: on a quiet
+    # machine with more than a second of the function's 8 s to spare
+    assert took.within(waits=8.0 - LAMBDA_MARGIN, work=0.15), took
 
 
 def test_a_request_that_waited_past_its_deadline_does_no_work(aws, book_settings, book_store,

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from functions.search.embeddings.local import MAX_SEQ_LENGTH, LocalEmbedder, window_spans
-from tests.shared import shared_dir
+from tests.shared import shared_dir, stopwatch
 
 SHARED = shared_dir()
 REFERENCE = SHARED / "data" / "minilm-reference.json"
@@ -101,10 +100,9 @@ def test_rejects_unknown_long_text_mode():
 def test_loads_lazily_and_quickly():
     embedder = LocalEmbedder()
     assert embedder._encoder is None
-    started = time.perf_counter()
-    embedder.load()
-    # 1 s on an idle machine; generous here because CI machines share their cores
-    assert time.perf_counter() - started < 3.0
+    with stopwatch() as took:
+        embedder.load()
+    assert took.within(work=1.0), took  # 1 s on an idle machine
 
 
 def test_never_imports_torch():

@@ -25,6 +25,7 @@ from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
 from tests.functions.qdrant_rest import qdrant_rest
 from tests.ports import POLL_SECONDS, free_port
+from tests.shared import stopwatch
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
@@ -115,18 +116,16 @@ def flaky_server(replies: list[tuple[int, dict]]):
 
 
 def test_a_busy_server_is_not_waited_for_past_the_requests_deadline():
-    import time
-
     from functions.deadline import within
 
     busy = (503, {"status": {"error": "overloaded"}})
-    slow_pauses = replace(QUERY, backoff=2.0)  # a pause longer than the deadline left
+    slow_pauses = replace(QUERY, backoff=30.0)  # a pause far longer than the deadline left
     with flaky_server([busy] * 5) as url, within(1.0):
         transport = CountingTransport()
-        started = time.monotonic()
-        with pytest.raises(StoreUnavailableError, match="did not answer in the request's time"):
+        with stopwatch() as took, pytest.raises(StoreUnavailableError,
+                                                 match="did not answer in the request's time"):
             QdrantHttp(url, "book", policy=slow_pauses, transport=transport).collection_meta()
-        assert time.monotonic() - started < 0.9  # before: slept the 2 s pause past the deadline
+        assert took.within(work=0.3), took  # before: slept the pause past the deadline
         assert transport.attempts == 1
 
 
