@@ -30,13 +30,16 @@ def free_port(first: int | None = None, last: int | None = None) -> int:
 
 def wait_until_serving(base: str, seconds: float = 30.0, proc=None, what: str = "serve",
                        said=None) -> None:
-    """Poll `base`/health until it answers 200; fail the test after `seconds`, or at once when
-    `proc` (the server's process) has exited, with `said()` (what it printed) in the message."""
+    """Poll `base`/health until it answers 200; fail the test after `seconds` (what a quiet
+    machine needs at most, stretched by the load measured now), or at once when `proc` (the
+    server's process) has exited, with `said()` (what it printed) in the message."""
     import time
 
     import httpx
 
-    deadline = time.monotonic() + seconds
+    from tests.shared import cpu_stretch
+
+    deadline = time.monotonic() + seconds * cpu_stretch()
     while time.monotonic() < deadline:
         try:
             if httpx.get(base + "/health", timeout=2).status_code == 200:

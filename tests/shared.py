@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,3 +70,15 @@ def stopwatch() -> Iterator[Stopwatch]:
     yield watch
     watch.seconds = time.perf_counter() - start
     watch.stretch = max(watch.stretch, cpu_stretch())
+
+
+def eventually(check: Callable[[], T], what: str, seconds: float = 60.0) -> T:
+    """Poll `check` until it gives something true, and return that; fail the test, naming
+    `what`, after `seconds` (generous: the wait ends as soon as it happens, so only a test that
+    fails waits that long). For what a test needs to have happened, not how fast."""
+    deadline = time.monotonic() + seconds
+    while not (got := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {seconds:.0f} s")
+        time.sleep(0.05)
+    return got

@@ -23,6 +23,7 @@ from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, passage_responder
 from tests.functions.conftest import index_book
 from tests.ports import free_port, wait_until_serving
+from tests.shared import eventually, stopwatch
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -99,21 +100,27 @@ def test_a_burst_is_answered_or_told_busy_within_the_deadline(served):
             results.append(got)
 
     threads = [threading.Thread(target=reader, args=(i,)) for i in range(READERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with stopwatch() as took:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     codes = sorted((status, body.get("error", {}).get("code")) for status, _, body, _ in results)
     summary = {c: codes.count(c) for c in set(codes)}
     slowest = max(seconds for _, seconds, _, _ in results)
-    print(f"{READERS} readers at once: {summary}; slowest reply {slowest:.1f} s")
+    print(f"{READERS} readers at once: {summary}; slowest reply {slowest:.1f} s; the burst {took}")
     assert set(summary) <= {(200, None), (503, "busy")}, summary
     assert summary.get((200, None), 0) >= 8  # the server kept answering
+    # 100 answers of 8 s through 16 turns need far more than the deadline: most are turned away
+    # at once rather than queued (a count the machine's load cannot lower)
+    assert summary.get((503, "busy"), 0) >= READERS // 2, summary
     for status, _, body, headers in results:
         if status == 503:  # told when to come back, in words a reader understands
             assert int(headers["retry-after"]) >= 1
             assert "busy" in body["error"]["message"]
-    assert slowest < REQUEST_SECONDS + 2  # every reply, answer or busy, inside the deadline
+    # every reply, answer or busy, inside the deadline (plus the work of replying, which the
+    # machine's load stretches: 20 s on a quiet machine)
+    assert slowest <= took.limit(waits=REQUEST_SECONDS, work=0.7), (slowest, str(took))
     logged = [e for e in _logged(lines) if e.get("msg") == "request" and e.get("status") == 500]
     assert not logged
 
@@ -125,12 +132,16 @@ def test_a_reader_who_leaves_mid_question_is_not_a_server_error(served):
         sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: 2000\r\n\r\n{\"question\": \"How d")
         time.sleep(0.3)
-    time.sleep(0.5)
     r = httpx.post(base + "/chat", json={"question": QUESTIONS[1]}, timeout=60)
     assert r.status_code == 200  # the server carries on
-    time.sleep(0.3)  # the log line of the request that went away is written by now
-    requests = [e for e in _logged(lines) if e.get("msg") == "request" and e.get("route") == "chat"]
+
+    def chats() -> list[dict]:
+        return [e for e in _logged(lines) if e.get("msg") == "request" and e.get("route") == "chat"]
+
+    # logged as what it was: the client closed the request (once its line is written)
+    eventually(lambda: [e for e in chats() if e["status"] == 499], "the 499 of the reader who left")
+    requests = chats()
     assert [e["status"] for e in requests if e["status"] >= 500] == []
     gone = [e for e in requests if e["status"] == 499]
-    assert len(gone) == 1  # logged as what it was: the client closed the request
+    assert len(gone) == 1
     assert not [e for e in _logged(lines) if e.get("level") == "error"]

@@ -10,13 +10,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import servers
 from tests.e2e.site_build import BASE_URL, REPO, build_sample_site, build_versioned_site
+from tests.ports import free_port
 
 CHROMIUM = os.environ.get("TEXTBOOK_CHAT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -103,6 +106,73 @@ def real_api(built_site, site_server, api_proxy):
     finally:
         api_proxy.target = None
         shutil.rmtree(data, ignore_errors=True)
+
+
+# How long the fake chat model takes to rewrite a follow-up (longer than serve lets a rewrite
+# take: the heuristic query is used). Its answers wait for the test instead (ModelApi.write).
+MODEL_SECONDS = 6.0
+HELD_AT_MOST_SECONDS = 60.0  # an answer the test never lets through (serve gives up before)
+
+
+@dataclass
+class ModelApi:
+    """`serve` with a chat model that writes an answer only when the test says (`write()`):
+    what the widget shows while the model writes is checked first however slow the machine is,
+    an order rather than a race against a model's fixed time."""
+
+    url: str
+    answers: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+
+    def write(self) -> None:
+        """Let the model send one answer (the next one asked, or the one it is holding)."""
+        self.answers.release()
+
+
+@pytest.fixture(scope="session")
+def model_server(built_site, site_server):
+    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server,
+    writing each answer when the test says: ModelApi) and local embeddings; started once (it
+    indexes the sample as it starts) for every test that asks model_api."""
+    from tests.fakes.openai_server import FakeOpenAI, passage_responder
+
+    held = ModelApi("")
+
+    def slow_model(body: dict) -> str:
+        if "<context>" in str(body.get("messages", [{}])[-1].get("content", "")):
+            held.answers.acquire(timeout=HELD_AT_MOST_SECONDS)  # an answer: when the test says
+        else:
+            time.sleep(MODEL_SECONDS)  # a follow-up's rewrite
+        return passage_responder(body)
+
+    data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
+    with FakeOpenAI(responder=slow_model) as fake:
+        env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
+               "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
+               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
+        env.pop("QDRANT_URL", None)
+        watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
+        try:
+            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log",
+                                             free_port(18400, 18499), watch) as url:
+                held.url = url
+                yield held
+        finally:
+            if (data / "serve.log").exists():  # each request's route and ms, for the timings
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                shutil.copy(data / "serve.log", ARTIFACTS / "model-serve.log")
+            shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def model_api(model_server, api_proxy):
+    """model_server behind the proxy for one test, holding no answer the test did not write."""
+    previous = api_proxy.target
+    model_server.answers = threading.Semaphore(0)
+    api_proxy.target = model_server.url
+    try:
+        yield model_server
+    finally:
+        api_proxy.target = previous
 
 
 # The versioned (1.0 + next), three-locale (en, fr, ur) site: built, indexed once and served once

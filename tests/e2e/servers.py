@@ -11,7 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tests.ports import POLL_SECONDS, free_port
+from tests.ports import POLL_SECONDS, free_port, wait_until_serving
 
 
 def _serve(server: ThreadingHTTPServer):
@@ -170,10 +170,6 @@ def textbook_chat_serve(cli: list[str], env: dict, cwd: Path, log_path: Path, po
     """`textbook-chat serve` in a child process until /health answers; yields its URL and
     always stops it. Startup failures show the server's log."""
     import subprocess
-    import time
-
-    import httpx
-    import pytest
 
     if not port:
         port = free_port()
@@ -182,16 +178,7 @@ def textbook_chat_serve(cli: list[str], env: dict, cwd: Path, log_path: Path, po
                             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"textbook-chat serve did not start:\n{log_path.read_text()}")
-            time.sleep(0.3)
+        wait_until_serving(url, 90, proc, "textbook-chat serve", said=lambda: "\n" + log_path.read_text())
         yield url
     finally:
         proc.terminate()

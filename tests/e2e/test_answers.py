@@ -167,13 +167,16 @@ def test_the_question_shows_at_once_and_stop_cancels(built_site, site_server, pa
     assert "Ctrl+/" in page.locator(PANEL).inner_text(), "the shortcut is shown in the panel"
     page.fill(INPUT, "What is integral windup?")
     page.keyboard.press("Enter")
-    page.locator(f"{PANEL} [data-message]", has_text="What is integral windup?").wait_for(timeout=1000)
+    page.locator(f"{PANEL} [data-message]", has_text="What is integral windup?").wait_for()
+    # at once: while the answer (8 s away) is still to come, the question alone is shown
+    assert page.locator(f"{PANEL} [data-message]").count() == 1
     assert page.input_value(INPUT) == ""
     stop = page.locator(PANEL).get_by_role("button", name="Stop")
-    stop.wait_for(timeout=1000)
+    stop.wait_for()
+    assert page.locator(f"{PANEL} [data-message]").count() == 1  # Stop comes before the answer
     page.screenshot(path=str(artifacts / "waiting-with-stop.png"))
     stop.click()
-    page.locator(f"{PANEL} button[type='submit']").wait_for(timeout=2000)
+    page.locator(f"{PANEL} button[type='submit']").wait_for()
     assert page.input_value(INPUT) == "What is integral windup?", "the stopped question goes back in the box"
     assert page.locator(f"{PANEL} [data-message]").count() == 0
     assert page.locator(f"{PANEL} [role='alert']").count() == 0, "stopping is not an error"

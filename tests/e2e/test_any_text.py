@@ -54,10 +54,12 @@ def _ask(page, api_proxy, question="Explain this."):
     ask = page.get_by_role("button", name="Ask about this")
     ask.wait_for()
     api_proxy.requests.clear()
+    answers = page.locator(f"{PANEL} a[data-citation='1']")
+    before = answers.count()  # the answers to the selections asked before, on the same page
     ask.click()
     page.fill(INPUT, question)
     page.keyboard.press("Enter")
-    page.locator(f"{PANEL} a[data-citation='1']").last.wait_for()
+    answers.nth(before).wait_for()  # this one's answer (not the last one's, shown already)
     (sent,) = _posts(api_proxy, "/selection")
     return " ".join(shown.replace("\u200b", "").split()), sent
 

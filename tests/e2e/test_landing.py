@@ -144,7 +144,7 @@ def test_the_heading_is_marked_and_focused(built_site, site_server, late_page, s
     assert page.get_attribute(f"[id='{anchor}']", "tabindex") == "-1"
     assert page.locator(PANEL).count() == 1, "on a wide screen the panel stays open"
     page.wait_for_function("id => !document.getElementById(id).hasAttribute('data-textbook-chat-target')",
-                           arg=anchor, timeout=5000)
+                           arg=anchor)
 
 
 def test_a_typed_anchor_lands_and_stays(built_site, site_server, late_page, artifacts):

@@ -166,53 +166,6 @@ def _open_and_ask(page, question: str = "What is derivative kick?"):
     page.keyboard.press("Enter")
 
 
-# How long the fake chat model takes to write an answer: long enough that what the widget shows
-# while it waits (the sections found, the book's passage) comes first on a loaded 2-core machine.
-MODEL_SECONDS = 6.0
-
-
-@pytest.fixture
-def model_api(built_site, site_server, api_proxy):
-    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server,
-    taking MODEL_SECONDS per answer) and local embeddings, behind the proxy."""
-    import os
-    import shutil
-    import socket
-    import tempfile
-    import time
-    from pathlib import Path
-
-    from tests.e2e import servers
-    from tests.e2e.conftest import cli_command
-    from tests.e2e.site_build import REPO
-    from tests.fakes.openai_server import FakeOpenAI, passage_responder
-
-    def slow_model(body: dict) -> str:
-        time.sleep(MODEL_SECONDS)
-        return passage_responder(body)
-
-    data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
-    port = next(p for p in range(18400, 18500) if socket.socket().connect_ex(("127.0.0.1", p)) != 0)
-    previous = api_proxy.target
-    with FakeOpenAI(responder=slow_model) as fake:
-        env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
-               "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
-               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
-        env.pop("QDRANT_URL", None)
-        watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
-        try:
-            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", port, watch) as url:
-                api_proxy.target = url
-                yield url
-        finally:
-            api_proxy.target = previous
-            if (data / "serve.log").exists():  # each request's route and ms, for the timings
-                artifacts_dir = REPO / "artifacts" / "e2e"
-                artifacts_dir.mkdir(parents=True, exist_ok=True)
-                shutil.copy(data / "serve.log", artifacts_dir / "model-serve.log")
-            shutil.rmtree(data, ignore_errors=True)
-
-
 def test_sources_show_first_while_the_model_writes(site_server, page, model_api, api_proxy, artifacts):
     import time
 
@@ -228,11 +181,12 @@ def test_sources_show_first_while_the_model_writes(site_server, page, model_api,
     assert page.locator(f"{PANEL} [data-message]:not([data-passage]) a[data-citation]").count() == 0
     href = found.get_attribute("href")
     page.screenshot(path=str(artifacts / "sources-while-writing.png"))
+    model_api.write()
     # the answer's citations (the book's passage, shown while the model writes, has its own)
     page.locator(f"{PANEL} [data-message]:not([data-passage]) a[data-citation]").first.wait_for(timeout=60_000)
     answered = time.monotonic() - started
     print(f"\n[e2e] model answer: first useful pixel (sources) {first_pixel:.2f} s, "
-          f"answer {answered:.2f} s (model {MODEL_SECONDS} s)")
+          f"answer {answered:.2f} s (written when the sources had shown)")
     assert page.locator(f"{PANEL} [data-sources-found]").count() == 0  # replaced by the answer
     assert "/docs/pid-control" in href, href  # the section the answer draws on
     assert len(_posts(api_proxy, "/sources")) == 1

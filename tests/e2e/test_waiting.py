@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-from tests.e2e.test_reader_path import MODEL_SECONDS, model_api  # noqa: F401 (a fixture)
 from tests.e2e.test_widget import INPUT, PANEL, TOGGLE, _doc, _goto, _heading_ids, _posts
 
 pytestmark = [pytest.mark.npm, pytest.mark.browser, pytest.mark.slow]
@@ -32,7 +31,8 @@ def _hold(page, path: str) -> list:
     return held
 
 
-def _until(page, ready, timeout_s: float = 10.0) -> None:
+def _until(page, ready, timeout_s: float = 60.0) -> None:
+    """Wait for `ready()` (what the page sent, seen by the test's routes): a minute at most."""
     deadline = time.monotonic() + timeout_s
     while not ready():
         assert time.monotonic() < deadline, "timed out"
@@ -40,7 +40,7 @@ def _until(page, ready, timeout_s: float = 10.0) -> None:
 
 
 def test_the_books_passage_shows_while_the_model_writes_and_the_answer_replaces_it(
-        built_site, site_server, page, model_api, api_proxy, artifacts):  # noqa: F811
+        built_site, site_server, page, model_api, api_proxy, artifacts):
     import httpx
 
     api_proxy.requests.clear()
@@ -49,7 +49,7 @@ def test_the_books_passage_shows_while_the_model_writes_and_the_answer_replaces_
     timings = []
     for question in ("What is derivative kick and how do I avoid it?",
                      "How do I measure loop jitter?"):
-        expected = httpx.post(f"{model_api}/sources", json={"question": question},
+        expected = httpx.post(f"{model_api.url}/sources", json={"question": question},
                               timeout=60).json()["passage"]
         assert expected and expected["citations"], expected
         page.fill(INPUT, question)
@@ -71,6 +71,7 @@ def test_the_books_passage_shows_while_the_model_writes_and_the_answer_replaces_
         if not timings:
             page.screenshot(path=str(artifacts / "passage-while-writing.png"))
         answers = page.locator(f"{ANSWER} a[data-source]").count()
+        model_api.write()
         passage.wait_for(state="detached", timeout=60_000)  # replaced when /chat answers
         answered = time.monotonic() - started
         timings.append((shown, answered))
@@ -80,13 +81,13 @@ def test_the_books_passage_shows_while_the_model_writes_and_the_answer_replaces_
         assert "From the book" not in page.locator(ANSWER).last.inner_text()
     print(f"\n[e2e] passage shown {timings[0][0]:.2f} s after Enter (first question: /sources "
           f"after 400 ms), {timings[1][0]:.2f} s (second: at once); answers "
-          f"{timings[0][1]:.2f} s, {timings[1][1]:.2f} s (model {MODEL_SECONDS} s)")
+          f"{timings[0][1]:.2f} s, {timings[1][1]:.2f} s (the model writes once the passage shows)")
     assert len(_posts(api_proxy, "/sources")) == 2  # one per question
     page.screenshot(path=str(artifacts / "passage-replaced-by-answer.png"))
 
 
 def test_a_passage_citation_followed_while_the_model_writes_lands_on_its_heading(
-        built_site, site_server, page, model_api, artifacts):  # noqa: F811
+        built_site, site_server, page, model_api, artifacts):
     _goto(page, site_server + "docs/")
     page.click(TOGGLE)
     page.fill(INPUT, "What is derivative kick and how do I avoid it?")
@@ -104,6 +105,7 @@ def test_a_passage_citation_followed_while_the_model_writes_lands_on_its_heading
     # at the top of the window, or as near as the page allows (a section at the end of its page)
     assert top is not None and 0 <= top <= innerheight(page) - 40 and (top <= 120 or bottom), (target, top)
     page.screenshot(path=str(artifacts / "passage-citation-target.png"))
+    model_api.write()
     page.locator(f"{ANSWER} a[data-citation]").first.wait_for(timeout=60_000)
     assert page.locator(f"{PANEL} [data-passage]").count() == 0
 
@@ -133,7 +135,7 @@ def _ask_with_the_passage_shown(built_site, site_server, page, stub) -> list:
     page.click(TOGGLE)
     page.fill(INPUT, "What is derivative kick?")
     page.keyboard.press("Enter")
-    page.locator(WRITING).wait_for(timeout=10_000)
+    page.locator(WRITING).wait_for()
     _until(page, lambda: chats)
     return chats
 
@@ -145,7 +147,7 @@ def test_a_failed_answer_leaves_the_passage_marked_as_a_quote_with_the_error(
                      headers={"Access-Control-Allow-Origin": "*"},
                      body=json.dumps({"error": {"code": "upstream", "message": "model down"}}))
     kept = page.locator(KEPT)
-    kept.wait_for(timeout=5000)
+    kept.wait_for()
     assert kept.locator("[data-passage-label]").inner_text().strip() == \
         "From the book (quoted; no answer was written)"
     assert "take the derivative of the measurement" in kept.inner_text()
@@ -179,7 +181,7 @@ def test_stop_after_the_passage_keeps_it_marked_and_gives_the_question_back(
     _ask_with_the_passage_shown(built_site, site_server, page, stub)
     page.locator(PANEL).get_by_role("button", name="Stop").click()
     kept = page.locator(KEPT)
-    kept.wait_for(timeout=5000)
+    kept.wait_for()
     assert "take the derivative of the measurement" in kept.inner_text()
     assert page.locator(WRITING).count() == 0
     assert page.input_value(INPUT) == "What is derivative kick?"

@@ -130,7 +130,7 @@ def test_malicious_answer_renders_inert(site_server, page, stub, artifacts):
     answer = page.locator(f"{PANEL} [class*='answer']").first
     answer.wait_for()
     for link in page.locator(f"{PANEL} a").all():
-        link.click(no_wait_after=True, timeout=2000)
+        link.click(no_wait_after=True)
     page.wait_for_timeout(300)
     assert page.evaluate("window.pwned") is None
     rendered = f"{PANEL} [class*='markdown']"
