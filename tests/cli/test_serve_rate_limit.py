@@ -37,7 +37,7 @@ def _statuses(tmp_path: Path, env: dict, *flags: str, requests: int = 12) -> tup
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
+        for _ in range(1200):  # ends when serve answers: 2 minutes at most
             try:
                 httpx.get(base + "/health", timeout=2)
                 break

@@ -181,7 +181,7 @@ def test_the_reader_scrolling_lets_go(built_site, site_server, late_page, stub):
     page.wait_for_timeout(300)
     page.mouse.move(400, 400)
     page.mouse.wheel(0, -200)  # the reader scrolls up, before the late content has arrived
-    page.wait_for_timeout(SETTLE_MS)
+    _settle(page)
     # The late content above keeps pushing the heading down: nothing pins it any more.
     assert page.evaluate(HEADING_TOP, anchor) > 400
 

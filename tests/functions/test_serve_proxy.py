@@ -33,7 +33,7 @@ def _codes(tmp_path, *flags: str) -> list[int]:
                              *flags], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        for _ in range(150):
+        for _ in range(1200):  # ends when serve listens: 2 minutes at most
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
