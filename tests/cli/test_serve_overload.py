@@ -44,10 +44,11 @@ def local_index(tmp_path_factory):
     return folder
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served(local_index):
     """`textbook-chat serve` answering with the local model's index and a fake OpenAI chat model
-    (healthy, at the 8 s a long answer takes); yields (base url, fake, stderr lines so far)."""
+    (healthy, at the 8 s a long answer takes); yields (base url, fake, stderr lines so far).
+    One for both tests (it takes a warm answer to start): neither leaves a 499 or an error."""
     with FakeOpenAI(responder=passage_responder) as fake:
         port = free_port(18200, 18249)
         env = {k: v for k, v in os.environ.items()
