@@ -34,6 +34,13 @@ def cpu_stretch(cpu_seconds: float = 0.05) -> float:
     return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
 
 
+def stretched(seconds: float) -> float:
+    """`seconds` times the load measured now: a client timeout short on purpose (what it does
+    to a model that never answers is under test) that a normal reply must still beat; keep the
+    slow reply it is set against far longer (a fake's delay_next of a minute)."""
+    return seconds * cpu_stretch()
+
+
 def patience(seconds: float) -> float:
     """How long to wait for something that takes `seconds` on a quiet machine: SLACK times
     that, stretched by the load measured now (for waits that end as soon as it happens)."""
@@ -64,7 +71,9 @@ class Stopwatch:
 def stopwatch() -> Iterator[Stopwatch]:
     """Time a block: `with stopwatch() as took: ...` then
     `assert took.within(waits=2.0, work=0.3), took`: a bound a loaded machine does not break
-    and a quiet one keeps tight (the deadline or the timeout under test, plus the work)."""
+    and a quiet one keeps tight (the deadline or the timeout under test, plus the work). The
+    load is measured before the clock starts and after it stops: start what has a deadline of
+    its own (a Lambda context, `within`) inside the block, or the spin eats into it."""
     watch = Stopwatch(stretch=cpu_stretch())
     start = time.perf_counter()
     yield watch

@@ -64,9 +64,8 @@ def test_slow_dynamodb_and_a_hung_model_still_reply_before_the_function_is_stopp
     handler, _ = _chat_function(aws, book_settings, book_store, llm)
     aws.slow(1.2, target="DynamoDB_")
     try:
-        context = LambdaContext(8.0)
         with stopwatch() as took:
-            response = handler(http_api_v2("/chat", QUESTION), context)
+            response = handler(http_api_v2("/chat", QUESTION), LambdaContext(8.0))
     finally:
         aws.clear()
     body = json.loads(response["body"])

@@ -13,12 +13,14 @@ from functions.search.embeddings.factory import make_embedder
 from functions.services.openai_http import INDEX_BUDGET, OpenAIEmbedder, OpenAIHttp
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, embedding_for
+from tests.shared import stretched
 
 
 def make(server: FakeOpenAI, dimension: int | None = None, **budget) -> OpenAIEmbedder:
     waits: list[float] = []
-    http = OpenAIHttp("test-key", server.base_url, sleep=waits.append,
-                      **{**INDEX_BUDGET, "timeout": 5.0, **budget})
+    # the index side's own budget (30 s a request): the fake writes 100 vectors of 1536 floats in
+    # Python, which took more than the 5 s this once allowed on a loaded machine
+    http = OpenAIHttp("test-key", server.base_url, sleep=waits.append, **{**INDEX_BUDGET, **budget})
     embedder = OpenAIEmbedder(http, dimension=dimension)
     embedder.waits = waits  # the backoff sleeps it asked for, instead of sleeping
     return embedder
@@ -65,7 +67,7 @@ def test_500_then_success_backs_off_with_jitter(fake_openai):
 
 def test_timeout_then_success(fake_openai):
     fake_openai.delay_next(60.0)  # the first request is answered a minute later (or never)
-    embedder = make(fake_openai, timeout=0.3)
+    embedder = make(fake_openai, timeout=stretched(0.3))  # what the second reply takes, and more
     assert len(embedder.embed_batch(["slow"])) == 1
     # the vectors came from the second request while the first was still unanswered: the
     # client gave up on it after its timeout instead of waiting for it

@@ -9,7 +9,7 @@ import pytest
 from functions.errors import UpstreamError
 from functions.services.openai_http import OpenAIChat, OpenAIEmbedder, OpenAIHttp
 from tests.fakes.openai_server import embedding_for
-from tests.shared import stopwatch
+from tests.shared import stopwatch, stretched
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
 
@@ -71,7 +71,8 @@ def test_a_chat_completion_that_timed_out_is_not_sent_again(fake_openai):
     assert err.value.transient  # reported while the model still works on it (status 0), once
     assert [(r.path, r.status) for r in fake_openai.requests] == [("/v1/chat/completions", 0)]
     fake_openai.delay_next(60.0, times=1, endpoint="embeddings")
-    emb = OpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url, timeout=0.3, deadline=5.0))
+    emb = OpenAIEmbedder(OpenAIHttp("k", fake_openai.base_url, timeout=stretched(0.3),
+                                    deadline=stretched(5.0)))  # the second reply comes in time
     assert len(emb.embed_batch(["loop jitter"])) == 1
     assert [r.status for r in fake_openai.requests if r.path == "/v1/embeddings"] == [0, 200]
 

@@ -11,6 +11,7 @@ import pytest
 
 from functions.services.ratelimit import MemoryRateLimiter
 from tests.functions.book import ALL_URLS
+from tests.shared import stretched
 
 
 def test_sources_are_the_sections_the_answer_will_cite(client):
@@ -55,7 +56,8 @@ def model_handler(make_deps, fake_openai, book_settings):
     from functions.api.app import create_app
     from functions.services.openai_http import OpenAIChat, OpenAIHttp
 
-    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=0.5, deadline=3.0))
+    timeout = stretched(0.5)  # a normal reply beats it on a loaded machine too
+    llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=timeout, deadline=6 * timeout))
     deps = make_deps(chat_model=llm,
                      settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
     return Mangum(create_app(deps, "chat", threaded=False), lifespan="off"), deps
@@ -71,7 +73,7 @@ def _post(handler, path: str, body) -> tuple[int, dict]:
 def test_while_a_model_writes_sources_bring_the_passage_its_fallback_would_show(
         model_handler, fake_openai):
     handler, deps = model_handler
-    fake_openai.delay_next(3.0, times=5, endpoint="chat")
+    fake_openai.delay_next(60.0, times=5, endpoint="chat")  # far past the timeout
     status, found = _post(handler, "/sources", JITTER)
     assert status == 200, found
     assert not fake_openai.requests and not deps.feedback.answers  # no model call, no record
@@ -113,7 +115,7 @@ def test_no_passage_when_the_offline_answerer_has_nothing_to_quote(model_handler
     asked = {"question": "How many times per second does the loop run?"}
     status, found = _post(handler, "/sources", asked)
     assert status == 200 and found["sources"] and found["passage"] is None
-    fake_openai.delay_next(3.0, times=5, endpoint="chat")
+    fake_openai.delay_next(60.0, times=5, endpoint="chat")  # far past the timeout
     chat = _post(handler, "/chat", asked)[1]
     assert chat["mode"] == "offline-fallback" and chat["low_confidence"] and not chat["citations"]
 
