@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.ports import free_port
+from tests.shared import eventually
 from textbook_chat_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,12 +99,8 @@ def test_ask_eval_and_index_while_serve_watch_holds_the_index(serving, tmp_path,
     # a page saved while serving: the next ask reads the re-synced index
     first = _health(proc, base)["chunks"]
     (docs / "gears.md").write_text(GEARS + WORM)
-    for _ in range(200):
-        if _health(proc, base)["chunks"] > first:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the saved page was not re-indexed")
+    eventually(lambda: _health(proc, base)["chunks"] > first, "the saved page re-indexed",
+               seconds=180)
     assert main(["ask", "Can a worm gear be back-driven?"]) == 0
     assert "/gears/docs/gears#worm-gears" in capsys.readouterr().out
     assert _copies() == before  # every copy deleted

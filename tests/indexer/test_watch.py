@@ -15,6 +15,7 @@ import pytest
 
 from indexer.watch import LockedStore, Watcher, fingerprint
 from tests.ports import free_port
+from tests.shared import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,7 +115,10 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port", str(port),
                              "--watch", str(docs), "--route-base-path", "guide"],
                             env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []  # what serve says, as it says it
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
 
     def health() -> dict:
         for _ in range(600):
@@ -125,7 +129,8 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None:
-                pytest.fail(proc.stderr.read())
+                reader.join(10)
+                pytest.fail("".join(lines))
             time.sleep(0.1)
         pytest.fail("serve --watch did not become ready")
 
@@ -140,12 +145,8 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         page.write_text(page.read_text() + "\n## Worm gears\n\nA worm gear meshes a screw-like "
                         "worm with a wheel; it gives a large speed reduction in one stage and "
                         "usually cannot be back-driven.\n")
-        for _ in range(200):
-            if health()["chunks"] > first["chunks"]:
-                break
-            time.sleep(0.1)
-        else:
-            pytest.fail("the saved page was not re-indexed")
+        eventually(lambda: health()["chunks"] > first["chunks"], "the saved page re-indexed",
+                   seconds=180)
         r = httpx.post(base + "/chat", json={"question": "Can a worm gear be back-driven?"},
                        timeout=60)
         assert r.status_code == 200
@@ -155,17 +156,15 @@ def test_serve_watch_answers_about_a_page_saved_while_it_runs(tmp_path):
         before = health()["chunks"]
         (docs / "racks.mdx").write_text("# Racks\n\n## Rack and pinion\n\nA rack is a straight "
                                         "gear bar.\n\n<Unclosed attr={1\n")
-        for _ in range(200):
-            if health()["chunks"] > before:
-                break
-            time.sleep(0.1)
-        else:
-            pytest.fail("the saved .mdx page was not re-indexed")
-        time.sleep(0.5)  # the count changes inside the sync; its summary line follows it
+        eventually(lambda: health()["chunks"] > before, "the saved .mdx page re-indexed",
+                   seconds=180)
+        # the count changes inside the sync; its summary line follows it
+        eventually(lambda: "racks.mdx:7" in "".join(lines), "the sync's warning", seconds=60)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    said = proc.stderr.read()
+    reader.join(10)
+    said = "".join(lines)
     assert "re-synced" in said
     assert ("warning: racks.mdx:7: MDX: this JSX tag (`<Unclosed attr={1`) is never closed, so "
             "Docusaurus cannot build the page") in said, said
