@@ -41,12 +41,14 @@ def wait_until_serving(base: str, seconds: float = 30.0, proc=None, what: str = 
 
     deadline = time.monotonic() + seconds * cpu_stretch()
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            break  # exited (its port taken?): what answers there is not it
         try:
             if httpx.get(base + "/health", timeout=2).status_code == 200:
-                return
+                if proc is None or proc.poll() is None:
+                    return
+                break
         except httpx.HTTPError:
             pass
-        if proc is not None and proc.poll() is not None:
-            break
         time.sleep(0.1)
     pytest.fail(f"{what} did not start" + (f": {said()}" if said else ""))

@@ -19,7 +19,6 @@ import pytest
 
 from tests.e2e import servers
 from tests.e2e.site_build import BASE_URL, REPO, build_sample_site, build_versioned_site
-from tests.ports import free_port
 
 CHROMIUM = os.environ.get("TEXTBOOK_CHAT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -148,12 +147,15 @@ def model_server(built_site, site_server):
     with FakeOpenAI(responder=slow_model) as fake:
         env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
                "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
-               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
+               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1",
+               # the model may hold an answer for all of the request's deadline (18 s), not 12 s
+               "OPENAI_TIMEOUT": "60"}
         env.pop("QDRANT_URL", None)
         watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
         try:
-            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log",
-                                             free_port(18400, 18499), watch) as url:
+            # any free port: a fixed range is shared with other checkouts' runs on the machine
+            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", 0,
+                                             watch) as url:
                 held.url = url
                 yield held
         finally:
