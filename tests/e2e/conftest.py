@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,38 +107,42 @@ def real_api(built_site, site_server, api_proxy):
 
 
 # How long the fake chat model takes to rewrite a follow-up (longer than serve lets a rewrite
-# take: the heuristic query is used). Its answers wait for the test instead (ModelApi.write).
+# take: the heuristic query is used). Its answers come at once: the test holds the page's
+# request instead (ModelApi.write).
 MODEL_SECONDS = 6.0
-HELD_AT_MOST_SECONDS = 60.0  # an answer the test never lets through (serve gives up before)
 
 
 @dataclass
 class ModelApi:
-    """`serve` with a chat model that writes an answer only when the test says (`write()`):
-    what the widget shows while the model writes is checked first however slow the machine is,
-    an order rather than a race against a model's fixed time."""
+    """`serve` with a chat model, and the page's POST /chat held in the browser until the test
+    says (`write()`): what the widget shows while the answer is written is checked first however
+    slow the machine is (an order, not a race against the model's time or serve's deadline,
+    which starts only when the request reaches it)."""
 
     url: str
-    answers: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    page: object
+    held: list = field(default_factory=list)
 
     def write(self) -> None:
-        """Let the model send one answer (the next one asked, or the one it is holding)."""
-        self.answers.release()
+        """Send the question the page asked (and is waiting on) to the model."""
+        deadline = time.monotonic() + 60
+        while not self.held:
+            assert time.monotonic() < deadline, "the page asked no question"
+            self.page.wait_for_timeout(50)
+        self.held.pop(0).continue_()
 
 
 @pytest.fixture(scope="session")
 def model_server(built_site, site_server):
-    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server,
-    writing each answer when the test says: ModelApi) and local embeddings; started once (it
-    indexes the sample as it starts) for every test that asks model_api."""
+    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server)
+    and local embeddings; started once (it indexes the sample as it starts) for every test that
+    asks model_api, and warmed by one question."""
+    import httpx
+
     from tests.fakes.openai_server import FakeOpenAI, passage_responder
 
-    held = ModelApi("")
-
     def slow_model(body: dict) -> str:
-        if "<context>" in str(body.get("messages", [{}])[-1].get("content", "")):
-            held.answers.acquire(timeout=HELD_AT_MOST_SECONDS)  # an answer: when the test says
-        else:
+        if "<context>" not in str(body.get("messages", [{}])[-1].get("content", "")):
             time.sleep(MODEL_SECONDS)  # a follow-up's rewrite
         return passage_responder(body)
 
@@ -147,17 +150,15 @@ def model_server(built_site, site_server):
     with FakeOpenAI(responder=slow_model) as fake:
         env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
                "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
-               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1",
-               # the model may hold an answer for all of the request's deadline (18 s), not 12 s
-               "OPENAI_TIMEOUT": "60"}
+               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
         env.pop("QDRANT_URL", None)
         watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
         try:
             # any free port: a fixed range is shared with other checkouts' runs on the machine
             with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", 0,
                                              watch) as url:
-                held.url = url
-                yield held
+                httpx.post(f"{url}/sources", json={"question": "What is PID control?"}, timeout=300)
+                yield url
         finally:
             if (data / "serve.log").exists():  # each request's route and ms, for the timings
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -166,13 +167,14 @@ def model_server(built_site, site_server):
 
 
 @pytest.fixture
-def model_api(model_server, api_proxy):
-    """model_server behind the proxy for one test, holding no answer the test did not write."""
+def model_api(model_server, api_proxy, page):
+    """model_server behind the proxy for one test, the page's POST /chat held (ModelApi)."""
     previous = api_proxy.target
-    model_server.answers = threading.Semaphore(0)
-    api_proxy.target = model_server.url
+    api = ModelApi(model_server, page)
+    page.route("**/chat", lambda route: api.held.append(route))
+    api_proxy.target = model_server
     try:
-        yield model_server
+        yield api
     finally:
         api_proxy.target = previous
 
