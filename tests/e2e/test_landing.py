@@ -200,20 +200,22 @@ def test_real_answers_citations_land_and_stay(site_server, late_page, real_api):
         _goto(page, site_server + "docs/")
         if page.locator(PANEL).count() == 0:
             page.click(TOGGLE)
-        answers = page.locator(f"{PANEL} [data-message]:has(a[data-source])")
+        # an answer (its sources) or the closest passage (its closest sections): links either way
+        answers = page.locator(f"{PANEL} [data-message][data-outcome]")
+        links = "a[data-source][href*='#'], [data-related] a[href*='#']"
         before = answers.count()
         page.fill("#textbook-chat-input", question)
         page.keyboard.press("Enter")
         answers.nth(before).wait_for(timeout=60_000)
-        hrefs = answers.nth(before).locator("a[data-source][href*='#']").evaluate_all(
-            "els => els.map(e => e.getAttribute('href'))")
+        hrefs = list(dict.fromkeys(answers.nth(before).locator(links).evaluate_all(
+            "els => els.map(e => e.getAttribute('href'))")))
         for n, href in enumerate(hrefs):
             if n:
                 _goto(page, site_server + "docs/")
                 page.click(TOGGLE)
             anchor = href.split("#", 1)[1]
-            page.locator(f"{PANEL} [data-message]:has(a[data-source])").nth(before) \
-                .locator(f"a[data-source][href='{href}']").click()
+            page.locator(f"{PANEL} [data-message][data-outcome]").nth(before) \
+                .locator(f"a[href='{href}']").first.click()
             page.wait_for_function("h => location.pathname + location.hash === h", arg=href)
             _settle(page)
             tops[href] = page.evaluate(PLACED, anchor)

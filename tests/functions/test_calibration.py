@@ -42,17 +42,22 @@ def _asked(retriever, question: str, page_url: str | None = None):
 
 def test_the_fitted_policy_on_the_sample_textbook_and_the_readers_page(tmp_path):
     """The decision fitted on pai-ali (functions/data/answer_policy.json) answers what the
-    sample answers and refuses what it does not; and the reader's page, which lifts its own
-    sections, never turns an answer into a refusal (issue 25: asking from the page that holds
+    sample answers (or gives the closest passage) and does not answer what it does not; and the
+    reader's page, which lifts its own sections, never turns an answer into a non-answer (issue 25: asking from the page that holds
     the answer once did)."""
     from functions.search.embeddings.local import LocalEmbedder
 
     retriever = indexed_retriever(str(tmp_path / "qdrant"), LocalEmbedder())
     try:
         answered = {q: _asked(retriever, q) for q in ANSWERED}
-        refused = [q for q in NOT_ANSWERED if _asked(retriever, q)[0].low_confidence]
-        shown = [q for q, (a, _) in answered.items() if not a.low_confidence]
-        assert len(shown) / len(ANSWERED) >= 0.90, sorted(set(ANSWERED) - set(shown))
+        outcomes = {q: a.outcome for q, (a, _) in answered.items()}
+        print("outcomes of the answerable questions:", outcomes)
+        # every answerable question takes the reader to a passage: answered, or the closest one
+        assert all(o in ("answered", "closest") for o in outcomes.values()), outcomes
+        refused = [q for q in NOT_ANSWERED if _asked(retriever, q)[0].outcome != "answered"]
+        shown = [q for q, (a, _) in answered.items() if a.outcome == "answered"]
+        print(f"answered outright: {len(shown)} of {len(ANSWERED)}")
+        assert len(shown) / len(ANSWERED) >= 0.50, sorted(set(ANSWERED) - set(shown))
         assert len(refused) / len(NOT_ANSWERED) >= 0.90, sorted(set(NOT_ANSWERED) - set(refused))
         assert all(d.rule.startswith("policy p=") for _, d in answered.values()
                    if d.case != "not_mentioned")
@@ -60,7 +65,7 @@ def test_the_fitted_policy_on_the_sample_textbook_and_the_readers_page(tmp_path)
                         for c in answered[q][0].citations})
         assert len(pages) >= 5
         flipped = [(q, page) for q in shown for page in pages
-                   if _asked(retriever, q, page)[0].low_confidence]
+                   if _asked(retriever, q, page)[0].outcome != "answered"]
         assert flipped == []
     finally:
         retriever.backend.close()
