@@ -17,6 +17,7 @@ import pytest
 from tests.cli.test_api import minilm_env  # noqa: F401 (the fixture: the tiny book, MiniLM)
 from tests.functions.book import ALL_URLS
 from tests.ports import free_port, wait_until_serving
+from tests.shared import in_one_minute
 
 mcp = pytest.importorskip("mcp")  # the `test` extra installs it
 pytestmark = pytest.mark.slow
@@ -79,7 +80,7 @@ def test_a_session_against_serve(minilm_env):  # noqa: F811
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(base, 30, proc)
-        limited = run_session(base + "/mcp")
+        limited = in_one_minute(lambda: run_session(base + "/mcp"))
         assert limited["limited"]["status"] == 429
         # what the transport says over plain HTTP: a notification is 202, GET is 405
         note = httpx.post(base + "/mcp", json={"jsonrpc": "2.0",
@@ -96,7 +97,7 @@ def test_a_session_over_stdio(minilm_env):  # noqa: F811
     server = mcp.StdioServerParameters(command=sys.executable,
                                        args=["-m", "textbook_chat_cli", "mcp"],
                                        env={**env, "RATE_LIMIT_PER_MINUTE": "2"}, cwd=str(cwd))
-    assert run_session(server)["limited"]["status"] == 429
+    assert in_one_minute(lambda: run_session(server))["limited"]["status"] == 429
 
 
 def test_stdio_answers_line_by_line_and_nothing_else_on_stdout(minilm_env):  # noqa: F811

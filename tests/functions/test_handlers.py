@@ -65,8 +65,11 @@ def test_chat_handler_function_url_error_response(make_deps):
     }
 
 
+NOON = 1_800_000_030.0  # a frozen clock for the rate limiter: no minute ends mid-test
+
+
 def test_chat_handler_answers_and_limits_by_source_ip(make_deps):
-    deps = make_deps(rate_limiter=MemoryRateLimiter(1, 100))
+    deps = make_deps(rate_limiter=MemoryRateLimiter(1, 100, clock=lambda: NOON))
     handler = Mangum(create_app(deps, "chat"), lifespan="off")
     ok = handler(http_api_v2("/chat", {"question": "How do I measure loop jitter?"}), None)
     assert ok["statusCode"] == 200

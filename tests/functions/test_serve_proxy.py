@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.ports import free_port
+from tests.shared import in_one_minute
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,6 +24,11 @@ def _free_port() -> int:
 
 
 def _codes(tmp_path, *flags: str) -> list[int]:
+    """Four ratings from four forwarded addresses, in one calendar minute (RATE_LIMIT_PER_MINUTE=2)."""
+    return in_one_minute(lambda: _serve_codes(tmp_path, flags))
+
+
+def _serve_codes(tmp_path, flags: tuple) -> list[int]:
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RATE_LIMIT_PER_MINUTE": "2",
            "QDRANT_PATH": str(tmp_path / "q"), "LOG_LEVEL": "WARNING"}
