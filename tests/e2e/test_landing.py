@@ -60,6 +60,31 @@ PLACED = """async id => {
 }"""
 
 
+# Where the heading is in each frame the browser paints once the pin holds it: a ResizeObserver
+# created after the pin's runs after it in the same frame (observers are called in the order
+# they were made), after layout and before paint; a probe resized every frame makes it run in
+# every frame. `end`: the page is scrolled to its end (a last heading can go no higher).
+PAINTED = """id => {
+  const probe = document.createElement('div');
+  probe.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;visibility:hidden;pointer-events:none';
+  document.body.appendChild(probe);
+  window.__painted = [];
+  new ResizeObserver(() => {
+    const r = document.getElementById(id).getBoundingClientRect();
+    const navbar = document.querySelector('.navbar').getBoundingClientRect().bottom;
+    window.__painted.push({top: Math.round(r.top), bottom: Math.round(r.bottom), navbar: Math.round(navbar),
+                           height: window.innerHeight});
+  }).observe(probe);
+  let flip = false;
+  const frame = () => {
+    flip = !flip;
+    probe.style.width = flip ? '2px' : '1px';
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+}"""
+
+
 @pytest.fixture(scope="module")
 def images():
     with servers.running(servers.slow_images()) as server:
@@ -221,4 +246,52 @@ def test_real_answers_citations_land_and_stay(site_server, late_page, real_api):
             tops[href] = page.evaluate(PLACED, anchor)
     print(f"\n[e2e] real answers: heading top 5 s after each citation click (px): {tops}")
     assert len(tops) >= 4, tops
+    assert all(TOP_RANGE[0] <= top <= TOP_RANGE[1] for top in tops.values()), tops
+
+
+@pytest.mark.parametrize("slowdown", [4, 6])
+def test_a_slow_device_keeps_the_heading_in_view_in_every_frame(built_site, site_server, late_page, stub,
+                                                                 slowdown):
+    """A mid-range phone (4x) and a slower one (6x), as DevTools emulates them: each cited heading
+    is in view in every painted frame while the diagrams draw, and after content inserted more
+    than PIN_MS (10 s) after the click, until the reader scrolls."""
+    page = late_page
+    cdp = page.context.new_cdp_session(page)
+    pid = _doc(built_site, "pid-control")
+    anchors = _heading_ids(built_site, pid["permalink"])[2:]
+    chosen = [anchors[0], anchors[len(anchors) // 2], anchors[-1]]
+    stub(_answer_citing([f"{pid['permalink']}#{a}" for a in chosen]))
+    tops, worst = {}, {}
+    for n, anchor in enumerate(chosen, 1):
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        _goto(page, site_server + "docs/")
+        if page.locator(PANEL).count() == 0:
+            page.click(TOGGLE)
+        if n == 1:
+            page.fill("#textbook-chat-input", "How do I tune a PID loop?")
+            page.keyboard.press("Enter")
+        link = page.locator(f"{PANEL} a[data-source='{n}']")
+        link.wait_for()
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+        link.click()
+        # The pin has begun when the heading has focus; from then on every painted frame counts.
+        page.wait_for_function("id => document.activeElement && document.activeElement.id === id",
+                               arg=anchor, timeout=120_000)
+        page.evaluate(PAINTED, anchor)
+        began = page.evaluate("Date.now()")
+        _settle(page)
+        assert _grown(page) > 1500, "the page's late content did not arrive"
+        # Content inserted after PIN_MS (a tab opening, a diagram drawn late on a slow phone).
+        page.wait_for_function("t => Date.now() > t", arg=began + 11_000, timeout=120_000)
+        page.evaluate("window.__grow()")
+        _settle(page)
+        tops[anchor] = page.evaluate(PLACED, anchor)
+        frames = page.evaluate("window.__painted")
+        assert len(frames) > 20, f"too few painted frames seen ({len(frames)})"
+        off = [f for f in frames if f["top"] < f["navbar"] - 1 or f["bottom"] > f["height"]]
+        worst[anchor] = (len(frames), off[:3])
+        assert not off, f"{anchor}: off screen in {len(off)} of {len(frames)} painted frames, e.g. {off[:5]}"
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+    print(f"\n[e2e] {slowdown}x CPU: heading top after the late content (px): {tops}; "
+          f"painted frames, off screen: {worst}")
     assert all(TOP_RANGE[0] <= top <= TOP_RANGE[1] for top in tops.values()), tops

@@ -1,6 +1,6 @@
 import test, {mock} from 'node:test';
 import assert from 'node:assert/strict';
-import {GAP_PX, MARK_ATTRIBUTE, MARK_MS, PIN_MS, pinHeading, scrollDelta} from './pin.mjs';
+import {GAP_PX, MARK_ATTRIBUTE, MARK_MS, PIN_MS, WAIT_MS, pinHeading, scrollDelta} from './pin.mjs';
 
 // A page as the pin sees it: elements at document positions, a window that scrolls, listeners
 // that tests fire, and a ResizeObserver the test triggers when the layout "grows".
@@ -29,9 +29,13 @@ function fakePage() {
         this.active = true;
         observers.push(this);
       }
-      observe() {}
+      observe(target) {
+        this.active = true;
+        this.targets = [...(this.targets || []), target];
+      }
       disconnect() {
         this.active = false;
+        this.targets = [];
       }
     },
     Event: class {
@@ -73,7 +77,7 @@ function fakePage() {
     elements.set(id, el);
     return el;
   };
-  return {win, add, top: (id) => elements.get(id).getBoundingClientRect().top};
+  return {win, add, observers, top: (id) => elements.get(id).getBoundingClientRect().top};
 }
 
 test.beforeEach(() => mock.timers.enable({apis: ['setTimeout', 'Date']}));
@@ -118,14 +122,50 @@ test('the reader scrolling lets go of the heading', () => {
   assert.equal(win.listening('keydown'), 0, 'every listener is removed');
 });
 
-test('after PIN_MS the page is left alone', () => {
+test('the heading is held long after PIN_MS: only the reader lets go', () => {
   const {win, add, top} = fakePage();
   add('tuning', 900);
   pinHeading('tuning', {win});
-  mock.timers.tick(PIN_MS + 500);
-  win.grow(700);
-  mock.timers.tick(1000);
-  assert.equal(top('tuning'), 60 + GAP_PX + 700);
+  mock.timers.tick(PIN_MS * 6);
+  win.grow(700); // content inserted a minute later (a slow phone still drawing diagrams)
+  assert.equal(top('tuning'), 60 + GAP_PX);
+  const heading = win.document.getElementById('tuning');
+  heading.pageTop += 300; // moved without resizing anything observed: the slow check finds it
+  mock.timers.tick(1100);
+  assert.equal(top('tuning'), 60 + GAP_PX);
+  win.fire('keydown');
+  win.grow(400);
+  mock.timers.tick(2000);
+  assert.equal(top('tuning'), 60 + GAP_PX + 400);
+});
+
+test('the reader scrolling before the heading renders lets go too', () => {
+  const {win, add} = fakePage();
+  pinHeading('tuning', {win});
+  win.fire('wheel');
+  add('tuning', 2000);
+  mock.timers.tick(200);
+  assert.equal(win.scrolls, 0);
+});
+
+test('the heading is placed when the page renders it (a mutation), not a poll later', () => {
+  const {win, add, top} = fakePage();
+  const watchers = [];
+  win.MutationObserver = class {
+    constructor(callback) {
+      this.callback = callback;
+      watchers.push(this);
+    }
+    observe() {}
+    disconnect() {
+      this.callback = null;
+    }
+  };
+  pinHeading('tuning', {win});
+  add('tuning', 2000);
+  watchers.forEach((w) => w.callback?.([]));
+  assert.equal(top('tuning'), 60 + GAP_PX);
+  assert.equal(watchers[0].callback, null, 'the watcher is disconnected once the heading is found');
 });
 
 test('another navigation ends the pin', () => {
@@ -152,7 +192,20 @@ test('a heading that is never rendered gives up quietly', () => {
   const {win} = fakePage();
   let done = false;
   pinHeading('missing', {win, onDone: () => (done = true)});
-  mock.timers.tick(20000);
+  mock.timers.tick(WAIT_MS - 100);
+  assert.equal(done, false);
+  mock.timers.tick(200);
   assert.equal(done, true);
   assert.equal(win.scrolls, 0);
+});
+
+test('every ancestor of the heading is observed: a body that keeps the window\'s height does not resize', () => {
+  const {win, add, observers} = fakePage();
+  const heading = add('tuning', 900);
+  const article = {parentElement: null};
+  const markdown = {parentElement: article};
+  heading.parentElement = markdown;
+  pinHeading('tuning', {win});
+  const targets = observers.at(-1).targets;
+  assert.ok(targets.includes(markdown) && targets.includes(article) && targets.includes(win.document.body), targets);
 });
