@@ -55,6 +55,7 @@ REFUSAL = ("textbook-chat: The collection 'textbook' holds another book (3 pages
            "--recreate.\n")
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_index_refuses_another_book_and_takes_both_ways_out(books, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["index", "other"]) == 2
@@ -85,6 +86,7 @@ def test_the_same_book_still_syncs_after_most_of_it_is_renamed(books, capsys):
     assert _pages() == {"01-intro.md", "02-cams.md", "belts.md"}
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_serve_watch_on_another_book_leaves_the_sample_book_whole(books, capsys, monkeypatch):
     """The issue's case: the sample book indexed, then `serve --watch` on another book's docs
     with the same QDRANT_PATH and no collection named."""

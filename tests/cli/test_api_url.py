@@ -32,6 +32,7 @@ def aws(monkeypatch):
         yield
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_prints_the_url_alone_on_stdout_from_the_deploy_region(aws, capsys, monkeypatch):
     _stack("eu-west-1", "prod", {"HttpApiUrl": URL + "/", "TableName": "t"})
     _stack("us-east-1", "prod", {"HttpApiUrl": "https://wrong.execute-api.us-east-1.amazonaws.com"})

@@ -72,6 +72,7 @@ def _copies() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("textbook-chat-read-*")}
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_ask_eval_and_index_while_serve_watch_holds_the_index(serving, tmp_path, capsys):
     docs, base, proc = serving
     before = _copies()
@@ -109,6 +110,7 @@ def test_ask_eval_and_index_while_serve_watch_holds_the_index(serving, tmp_path,
     assert r.status_code == 200 and "/gears/docs/gears#worm-gears" in r.text
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_mcp_over_stdio_reads_the_index_serve_watch_holds(serving, tmp_path):
     """`textbook-chat mcp` beside `serve --watch`: a reader's assistant searches the same book."""
     before = _copies()

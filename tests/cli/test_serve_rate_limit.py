@@ -89,6 +89,7 @@ def _mcp_run(tmp_path: Path, env: dict, flags: tuple, calls: int) -> tuple[list,
     return [r["error"]["data"]["code"] for r in replies], done.stderr
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_local_mcp_limits_no_one_unless_asked(tmp_path, env):
     outcomes, err = _mcp_outcomes(tmp_path, env)
     assert outcomes == ["empty_field"] * 12  # past the published 10 a minute, still answered

@@ -73,6 +73,7 @@ def _ask(cwd: Path, *args: str, command: str = "ask", **env: str) -> subprocess.
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_ask_says_which_index_answered_before_the_answer(book):
     assert main(["index", "docs"]) == 0
     done = _ask(book, "What does a spur gear have?")
@@ -90,6 +91,7 @@ def test_ask_says_which_index_answered_before_the_answer(book):
     assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_invoke_chat_says_which_index_the_handler_reads(book):
     assert main(["index", "docs"]) == 0
     done = _ask(book, "chat", "--question", "What does a spur gear have?", command="invoke")
@@ -144,6 +146,7 @@ def test_serve_and_serve_watch_say_which_index_they_serve(book):
     assert "s3cret" not in err and "k3y" not in err and "db.invalid" not in err
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_the_demo_says_which_index_and_never_a_server_s_url(book, capsys, monkeypatch):
     port = free_port()  # nothing listens: indexing stops at the server, after the line
     monkeypatch.setenv("QDRANT_URL", f"http://reader:s3cret@127.0.0.1:{port}")

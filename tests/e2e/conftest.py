@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import servers
-from tests.e2e.site_build import BASE_URL, REPO, build_sample_site, build_versioned_site
+from tests.e2e.site_build import (
+    BASE_URL,
+    REPO,
+    build_sample_site,
+    build_versioned_site,
+    site_dir_lock,
+)
 
 CHROMIUM = os.environ.get("TEXTBOOK_CHAT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -66,11 +72,12 @@ def api_proxy():
 def built_site(api_proxy):
     if not shutil.which("npm") or not shutil.which("node"):
         pytest.skip("node/npm are not installed")
-    started = time.monotonic()
-    site = build_sample_site(servers.origin(api_proxy))
-    site.timings["site_fixture_s"] = time.monotonic() - started
-    print(f"\n[e2e] sample site ready: {site.timings}")
-    return site
+    with site_dir_lock():
+        started = time.monotonic()
+        site = build_sample_site(servers.origin(api_proxy))
+        site.timings["site_fixture_s"] = time.monotonic() - started
+        print(f"\n[e2e] sample site ready: {site.timings}")
+        yield site
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ and a versioned, two-locale site derived from it."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +74,23 @@ def work_dir() -> Path:
     """Kept between runs (node_modules and the build are reused when their inputs did not change)."""
     root = os.environ.get("TEXTBOOK_CHAT_E2E_DIR") or os.path.join(tempfile.gettempdir(), "textbook-chat-e2e")
     return Path(root) / "site"
+
+
+@contextmanager
+def site_dir_lock() -> Iterator[None]:
+    """Hold the built sites' folder (work_dir, kept between runs and shared by every checkout on
+    the machine) for this test session: a second run waits for the first instead of rebuilding
+    the site it is serving (that run then lost build/404.html mid-test)."""
+    lock = work_dir().parent / ".lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"\n[e2e] another test run is using {lock.parent}; waiting for it to end "
+                  "(or set TEXTBOOK_CHAT_E2E_DIR to a folder of this run's own)", flush=True)
+            fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def build_sample_site(api_url: str) -> BuiltSite:

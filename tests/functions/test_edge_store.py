@@ -179,6 +179,7 @@ SLOW = pytest.mark.slow
 @pytest.mark.parametrize("how", ["damaged", pytest.param("half-written", marks=SLOW),
                                  pytest.param("cut-metadata", marks=SLOW),
                                  pytest.param("older-format", marks=SLOW)])
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_a_broken_index_is_named_to_readers_and_rebuilt_by_index(cli_env, capsys, how):
     docs, qdrant, _ = cli_env
     first, _ = _index(docs, capsys)

@@ -165,6 +165,7 @@ def test_bert_layout_reads_mpnet_names_and_refuses_other_families():
     assert BertEncoder.__init__  # the numpy encoder reads the same layout (tested above)
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_fused_vector_is_unit_and_its_cosine_the_mean_of_the_models():
     one = LocalEmbedder()
     other = LocalEmbedder("minilm-truncating", path=model_dir(), long_text="truncate")

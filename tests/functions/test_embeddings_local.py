@@ -40,6 +40,7 @@ HEAD = ("A ROS 2 node publishes sensor messages on a topic, and subscribers with
 TAIL = "Bake the sourdough bread at two hundred and thirty degrees until the crust is brown."
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_reproduces_sentence_transformers_reference(truncating):
     if not REFERENCE.exists():
         pytest.skip(f"{REFERENCE} is absent (set TEXTBOOK_CHAT_SHARED)")
@@ -105,6 +106,7 @@ def test_loads_lazily_and_quickly():
     assert took.within(work=1.0), took  # 1 s on an idle machine
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_never_imports_torch():
     code = ("import sys; from functions.search.embeddings.local import LocalEmbedder; "
             "LocalEmbedder().embed_batch(['hello']); assert 'torch' not in sys.modules, 'torch'")

@@ -30,6 +30,7 @@ def close(a: list[float], b: list[float]) -> bool:
     return all(math.isclose(x, y, abs_tol=1e-6) for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_batches_of_100_keep_order(fake_openai):
     texts = [f"chunk number {i}" for i in range(250)]
     vectors = make(fake_openai).embed_batch(texts)

@@ -51,6 +51,7 @@ def models():
 
 
 @pytest.mark.parametrize(("runtime", "precision"), PATHS)
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_reproduces_sentence_transformers_reference(models, runtime, precision):
     require(runtime, precision)
     if not REFERENCE.exists():
@@ -79,6 +80,7 @@ def test_agrees_with_the_numpy_fallback(models, runtime, precision, long_text):
 # bf16: one more model loaded (~1-2 s); its agreement with numpy stays in the quick loop
 @pytest.mark.parametrize(("runtime", "precision"),
                          [pytest.param(*PATHS[0], marks=pytest.mark.slow), PATHS[1]])
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_batching_changes_nothing(models, runtime, precision):
     model = models(runtime, precision)
     together = model.embed_array(TEXTS)  # padded to the longest in its batch
@@ -114,6 +116,7 @@ def test_default_runtime_and_what_it_says(models):
         LocalEmbedder(runtime="openvino", precision="int8").load()
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_threads_embed_at_once(models):
     """serve embeds questions on several threads at once: each gets its own, right, vectors."""
     from concurrent.futures import ThreadPoolExecutor

@@ -93,6 +93,7 @@ def app_client(make_deps):
 @FUZZ
 @given(route=st.sampled_from(ROUTES), body=bodies,
        origin=st.sampled_from([None, "https://reader.example"]))
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_no_5xx_on_any_input(app_client, route, body, origin):
     headers = {"content-type": "application/json", **({"origin": origin} if origin else {})}
     r = app_client.post(route, content=body, headers=headers)

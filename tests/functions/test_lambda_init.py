@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +77,7 @@ def test_off_lambda_nothing_is_built_before_a_request(tmp_path):
     assert got["built"] == [] and got["encoding"] == 0
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_offline_chat_init_on_lambda_loads_the_local_model_without_calling_anything(tmp_path):
     got, connected = _init("chat", tmp_path, on_lambda=True, offline=True)
     assert got["model_loaded"] is True  # the weights are in the snapshot, not the first request

@@ -50,6 +50,7 @@ def test_word_forms_meet_at_one_term():
     assert terms("degree")[0] == terms("degrees")[0] != terms("degre")[0]  # "ee" stays
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_the_stored_sparse_vectors_follow_the_stemmer():
     """A change of the stemmer re-derives every stored sparse vector on the next sync."""
     from pathlib import Path

@@ -67,6 +67,7 @@ def limits(request):
                                           DynamoSpendCap(client, table, budget, clock))
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_concurrent_hits_never_pass_the_limit(limits):
     limiter, _ = limits(25, 1000, 0, Clock())
     allowed, lock = [], threading.Lock()

@@ -57,9 +57,11 @@ def _serve_codes(tmp_path, flags: tuple) -> list[int]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_forwarded_for_is_ignored_by_default(tmp_path):
     assert _codes(tmp_path) == [422, 422, 429, 429]
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_trust_proxy_takes_the_readers_ip_from_the_proxy(tmp_path):
     assert _codes(tmp_path, "--trust-proxy") == [422, 422, 422, 422]

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from functions.search.embeddings.local import LocalEmbedder
 from textbook_chat_cli.main import main
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_index_names_the_runtime_that_embedded(tmp_path, capsys, monkeypatch):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -47,6 +47,7 @@ def test_progress_is_one_line_per_stage_off_a_terminal():
     assert out.getvalue() == ""  # nothing to embed: silent
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_index_reads_the_config_beside_the_docs_and_says_so(tmp_path):
     site = tmp_path / "website"
     (site / "docs").mkdir(parents=True)
@@ -71,6 +72,7 @@ def test_index_reads_the_config_beside_the_docs_and_says_so(tmp_path):
     assert "baseUrl /," in out.stderr and "pass --site-dir SITE" in out.stderr
 
 
+@pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_usage_errors_exit_2_with_one_line(tmp_path):
     out = cli(tmp_path, "ask", "")
     assert out.returncode == 2
