@@ -6,7 +6,9 @@ must end well before: the deadline is REQUEST_SECONDS, or what Lambda's context 
 less LAMBDA_MARGIN when that is shorter (`request_seconds`), and every backing call (OpenAI,
 Qdrant over REST, DynamoDB) waits at most what is left of it, retries included. The deadline
 travels in a context variable so a call deep inside retrieval honours it without a new
-parameter.
+parameter. CPU work (embedding, scoring passages) calls `on_time()` between its pieces: a
+request the machine cannot finish in time stops there (503 busy) instead of answering late.
+Giving back what a request reserved from the day's budget runs `beyond` it, on time of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from functions.errors import Busy
 
 REQUEST_SECONDS = 18.0  # rewrite + retrieval + answer + claim check; the Lambda timeout is 25 s
 REWRITE_SECONDS = 4.0  # a follow-up's rewrite may use at most this; then the heuristic query
@@ -71,5 +75,25 @@ def within(deadline: Deadline | float, reserve: float = 0.0) -> Iterator[Deadlin
     token = _CURRENT.set(inner)
     try:
         yield inner
+    finally:
+        _CURRENT.reset(token)
+
+
+def on_time() -> None:
+    """Raise Busy when the request's deadline (or the block's) has passed: CPU-bound steps
+    call it between their pieces. Nothing happens outside a request (indexing, tests)."""
+    current = _CURRENT.get()
+    if current is not None and current.left() <= 0:
+        raise Busy()
+
+
+@contextmanager
+def beyond(seconds: float) -> Iterator[Deadline]:
+    """Run a block that must happen however little the request has left (returning a
+    reservation to the day's budget) under a deadline of its own of `seconds`."""
+    own = Deadline(seconds)
+    token = _CURRENT.set(own)
+    try:
+        yield own
     finally:
         _CURRENT.reset(token)

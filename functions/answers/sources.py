@@ -30,15 +30,15 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 
 
 def _retrieve(req: ChatRequest, retriever, spend_cap, paid: bool, context: str = "") -> list:
-    reserved = 0
+    reserved = None
     if paid:  # the query embeddings, when embeddings are paid for: spent as reserved
         reserved = reserve(spend_cap, approx_tokens(f"{req.question} {context}"))
     try:
         return retriever.retrieve(req.question, req.page_url, req.filters, req.mode, req.top_k,
                                   context=context)
     finally:
-        if reserved:
-            settle(spend_cap, reserved, reserved)
+        if reserved is not None:
+            settle(spend_cap, reserved, reserved.tokens)
 
 
 def find_sources(req: ChatRequest, retriever, spend_cap, settings, paid: bool,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from functions.errors import Busy, LimitReached, TextbookChatError
+from functions.services.ratelimit import Refusal, Reservation
 
 
 def approx_tokens(text: str) -> int:
@@ -27,11 +28,11 @@ def check_rate(limiter, client_id: str) -> None:
         )
 
 
-def reserve(spend_cap, tokens: int) -> int:
-    """Reserve tokens from the daily budget; returns what was reserved (settle it later)."""
+def reserve(spend_cap, tokens: int) -> Reservation:
+    """Reserve tokens from the daily budget; returns the reservation (settle it in a finally)."""
     refusal = spend_cap.reserve(tokens)
-    if refusal is None:
-        return tokens
+    if not isinstance(refusal, Refusal):
+        return refusal
     if refusal.in_flight:
         raise Busy(retry_after=refusal.wait)
     raise LimitReached(
@@ -42,14 +43,16 @@ def reserve(spend_cap, tokens: int) -> int:
     )
 
 
-def settle(spend_cap, reserved: int, used: int) -> None:
-    """End a reservation with what was used. Best effort: the answer (or its error) still goes
-    out when the counter cannot be corrected; a reservation never settled counts as spent."""
+def settle(spend_cap, reserved: Reservation, used: int) -> None:
+    """End a reservation with what was used, whatever the request's deadline has left. Best
+    effort: the answer (or its error) still goes out when the counter cannot be corrected; a
+    reservation never settled counts as spent once its slot is over (functions.services.ratelimit)."""
     try:
         spend_cap.settle(reserved, used)
     except TextbookChatError as exc:  # the app's JSON log line, redacted by its formatter
         logging.getLogger("textbook_chat").warning("settle failed", extra={"fields": {
-            "reserved": reserved, "used": used, "error": f"{type(exc).__name__}: {exc}"}})
+            "reserved": reserved.tokens, "used": used,
+            "error": f"{type(exc).__name__}: {exc}"}})
 
 
 def _human(seconds: float) -> str:

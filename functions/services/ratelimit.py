@@ -8,8 +8,11 @@ A limit of 0 or less switches that limit off.
 The day's budget counts what answers still being written have reserved (`held`) apart from what
 is spent: a reservation stands in the way of the next one, so the cap stays exact, but a
 refusal that only reservations cause is "busy, try again in seconds", not "used up for hours"
-(`Refusal.in_flight`). A reservation its request never settled (the function was stopped)
-counts as spent once HOLD_SECONDS have passed since the last one was made.
+(`Refusal.in_flight`). A reservation is settled on the day and in the slot it was booked in,
+with time of its own whatever its request's deadline has left (functions.deadline.beyond).
+One its request never settled (the process was killed, DynamoDB failed) counts as spent once its
+slot is over: reservations are held by slot (when their requests are over at the latest, at most
+HOLD_SECONDS + SLOT_SECONDS after they were made), so that happens while others come and go.
 """
 
 from __future__ import annotations
@@ -23,11 +26,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from functions.services.dynamo import ConditionFailed, DynamoClient, shared_client
+from functions.deadline import beyond
+from functions.services.dynamo import ConditionFailed, DynamoClient, DynamoError, shared_client
 
 DAY = 86_400
 MINUTE = 60
 HOLD_SECONDS = 30  # the longest a request lives (Lambda stops it at 25 s)
+SLOT_SECONDS = 10  # reservations are held by the 10 s in which their requests are over at the latest
+SLOT_PREFIX = "held_"  # DynamoDB: the attribute of a slot, held_<its end in epoch seconds>
+SWEEP_MOST = 20  # slots swept in one update (an expression's size stays small)
+SETTLE_SECONDS = 1.0  # a settle's own time, past the request's deadline if need be
 IN_FLIGHT_RETRY = 5.0  # Retry-After when only reservations in flight stand in the way
 
 
@@ -40,6 +48,17 @@ class Refusal:
     in_flight: bool = False
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """Tokens booked against the day's budget until settled: `day` the UTC day it was booked on
+    (settled there, whatever the clock says then), `slot` when its request is over at the latest
+    (epoch seconds): a slot that is over is counted as spent."""
+
+    tokens: int
+    day: str
+    slot: int
+
+
 class RateLimiter(Protocol):
     def hit(self, client_id: str) -> float | None:
         """Count one request: None = allowed, else seconds to wait (Retry-After)."""
@@ -47,12 +66,16 @@ class RateLimiter(Protocol):
 
 
 class SpendCap(Protocol):
-    def reserve(self, tokens: int) -> Refusal | None:
-        """Book tokens before calling the model: None = ok, else a Refusal."""
+    def reserve(self, tokens: int) -> Reservation | Refusal:
+        """Book tokens before calling the model: the Reservation to settle, or a Refusal."""
         ...
 
-    def settle(self, reserved: int, actual: int) -> None:
+    def settle(self, reservation: Reservation, actual: int) -> None:
         """A reservation is over: the model really used `actual` tokens (0 when it failed)."""
+        ...
+
+    def held(self) -> int:
+        """Tokens reserved by requests still in flight (those over counted as spent first)."""
         ...
 
 
@@ -115,40 +138,56 @@ def _refusal(budget: int, spent: int, tokens: int, held: bool, now: float) -> Re
     return Refusal(until_midnight(now))
 
 
+def _slot(now: float) -> int:
+    """The slot of a reservation made now: when its request is over at the latest."""
+    return math.ceil((now + HOLD_SECONDS) / SLOT_SECONDS) * SLOT_SECONDS
+
+
 class MemorySpendCap:
-    """The day's token total in this process: spent, and held by requests in flight."""
+    """The day's token total in this process: spent, and held by requests in flight (by slot)."""
 
     def __init__(self, daily_budget: int, clock: Callable[[], float] = time.time):
         self.budget, self.clock = daily_budget, clock
-        self._day, self._spent, self._held, self._held_until = "", 0, 0, 0.0
+        self._day, self._spent = "", 0
+        self._slots: dict[int, int] = {}  # slot -> tokens its reservations still hold
         self._lock = threading.Lock()
 
     @property
     def _used(self) -> int:
-        return self._spent + self._held
+        return self._spent + sum(self._slots.values())
 
     def _roll(self, now: float) -> None:
         if day_key(now) != self._day:
-            self._day, self._spent, self._held = day_key(now), 0, 0
-        if self._held and now > self._held_until:  # never settled: its request is over
-            self._spent, self._held = self._spent + self._held, 0
+            self._day, self._spent, self._slots = day_key(now), 0, {}
+        for slot in [s for s in self._slots if s < now]:  # never settled: its requests are over
+            self._spent += self._slots.pop(slot)
 
-    def reserve(self, tokens: int) -> Refusal | None:
+    def reserve(self, tokens: int) -> Reservation | Refusal:
         now = self.clock()
         with self._lock:
             self._roll(now)
             if self.budget > 0 and self._used + tokens > self.budget:
-                return _refusal(self.budget, self._spent, tokens, self._held > 0, now)
-            self._held += tokens
-            self._held_until = now + HOLD_SECONDS
-            return None
+                return _refusal(self.budget, self._spent, tokens, bool(self._slots), now)
+            slot = _slot(now)
+            self._slots[slot] = self._slots.get(slot, 0) + tokens
+            return Reservation(tokens, self._day, slot)
 
-    def settle(self, reserved: int, actual: int) -> None:
+    def settle(self, reservation: Reservation, actual: int) -> None:
         with self._lock:
             self._roll(self.clock())
-            given_back = min(reserved, self._held)  # a new day, or gone stale: less to give
-            self._held -= given_back
-            self._spent = max(0, self._spent + actual - (reserved - given_back))
+            if reservation.day != self._day:  # yesterday's counters are gone
+                return
+            held = self._slots.get(reservation.slot, 0)
+            if held >= reservation.tokens:
+                self._slots[reservation.slot] = held - reservation.tokens
+                self._spent += actual
+            else:  # swept as spent already: what it did not use comes back
+                self._spent = max(0, self._spent + actual - reservation.tokens)
+
+    def held(self) -> int:
+        with self._lock:
+            self._roll(self.clock())
+            return sum(self._slots.values())
 
 
 def _count_update(table: str, pk: str, sk: str, field: str, amount: int, expires_at: int,
@@ -193,68 +232,127 @@ class DynamoRateLimiter:
             "pk": {"S": "rate#health"}, "sk": {"S": "check"}}}, use="limits")
 
 
+def _number(value: dict | None) -> int:
+    return int(float((value or {}).get("N", 0)))
+
+
+def _slots(item: dict) -> dict[str, tuple[int, int]]:
+    """The item's slot attributes: name -> (slot, tokens held)."""
+    return {name: (int(name[len(SLOT_PREFIX):]), _number(value)) for name, value in item.items()
+            if name.startswith(SLOT_PREFIX) and name[len(SLOT_PREFIX):].isdigit()}
+
+
 class DynamoSpendCap:
     """One item per UTC day for the whole deployment: `tokens` (spent + held, what the cap's
-    condition reads), `held` (reserved by requests in flight), `held_until` (the last
-    reservation's end at the latest)."""
+    condition reads), `held` (reserved by requests in flight) and one `held_<slot>` per slot
+    (what the reservations of that slot still hold; `held` is their sum). A slot whose time is
+    over is swept: its tokens leave `held` and stay in `tokens`, spent."""
 
     def __init__(self, client: DynamoClient, table: str, daily_budget: int,
                  clock: Callable[[], float] = time.time):
         self.client, self.table, self.budget, self.clock = client, table, daily_budget, clock
 
-    def _key(self, now: float) -> dict:
-        return {"pk": {"S": "spend"}, "sk": {"S": f"day#{day_key(now)}"}}
+    def _key(self, day: str) -> dict:
+        return {"pk": {"S": "spend"}, "sk": {"S": f"day#{day}"}}
 
-    def reserve(self, tokens: int) -> Refusal | None:
+    def reserve(self, tokens: int) -> Reservation | Refusal:
         now = self.clock()
+        day, slot = day_key(now), _slot(now)
         if self.budget <= 0:
-            return None
+            return Reservation(0, day, slot)  # nothing counted, nothing to settle
         if tokens > self.budget:
             return Refusal(until_midnight(now))
         end = (int(now) // DAY + 1) * DAY
         try:  # used + tokens <= budget  <=>  used < budget - tokens + 1
-            self.client.call("UpdateItem", {
-                "TableName": self.table, "Key": self._key(now),
-                "UpdateExpression": "ADD tokens :n, held :n SET expires_at = :exp, "
-                                    "held_until = :until",
+            item = self.client.call("UpdateItem", {
+                "TableName": self.table, "Key": self._key(day),
+                "UpdateExpression": "ADD tokens :n, held :n, #slot :n SET expires_at = :exp",
                 "ConditionExpression": "attribute_not_exists(tokens) OR tokens < :below",
+                "ExpressionAttributeNames": {"#slot": f"{SLOT_PREFIX}{slot}"},
                 "ExpressionAttributeValues": {
                     ":n": {"N": str(tokens)}, ":below": {"N": str(self.budget - tokens + 1)},
-                    ":exp": {"N": str(end + DAY)}, ":until": {"N": str(now + HOLD_SECONDS)}},
-            }, use="limits")
+                    ":exp": {"N": str(end + DAY)}},
+                "ReturnValues": "ALL_NEW",
+            }, use="limits").get("Attributes", {})
         except ConditionFailed:
             return self._refused(now, tokens)
-        return None
+        self._sweep(day, item, now)
+        return Reservation(tokens, day, slot)
+
+    def _read(self, day: str) -> dict:
+        return self.client.call("GetItem", {"TableName": self.table, "Key": self._key(day),
+                                            "ConsistentRead": True}, use="limits").get("Item", {})
 
     def _refused(self, now: float, tokens: int) -> Refusal:
-        item = self.client.call("GetItem", {"TableName": self.table, "Key": self._key(now),
-                                            "ConsistentRead": True}, use="limits").get("Item", {})
-        used, held = (int(float(item.get(k, {}).get("N", 0))) for k in ("tokens", "held"))
-        if now > float(item.get("held_until", {}).get("N", 0)):
-            held = 0  # reservations never settled: their requests are over, count them spent
-        return _refusal(self.budget, used - held, tokens, held > 0, now)
+        day = day_key(now)
+        item = self._read(day)
+        held = sum(n for slot, n in _slots(item).values() if slot >= now)
+        self._sweep(day, item, now)
+        return _refusal(self.budget, _number(item.get("tokens")) - held, tokens, held > 0, now)
 
-    def settle(self, reserved: int, actual: int) -> None:
-        if self.budget <= 0:
+    def _sweep(self, day: str, item: dict, now: float) -> None:
+        """Count the slots whose requests are over as spent: they leave `held`, in one update
+        that applies only while they hold what was read (else a settle came first: next time).
+        Best effort: a slot left stands in no one's way, it only keeps `held` up."""
+        stale = sorted((slot, name, n) for name, (slot, n) in _slots(item).items()
+                       if slot < now)[:SWEEP_MOST]
+        if not stale:
             return
-        # the reservation leaves `held`; a settle that finds less held (a new day's item) is
-        # dropped: refunds are best effort, and never take a day's counters below zero
+        names = {f"#s{i}": name for i, (_, name, _) in enumerate(stale)}
+        values = {f":v{i}": {"N": str(n)} for i, (_, _, n) in enumerate(stale)}
+        values[":minus"] = {"N": str(-sum(n for _, _, n in stale))}
         try:
             self.client.call("UpdateItem", {
-                "TableName": self.table, "Key": self._key(self.clock()),
-                "UpdateExpression": "ADD tokens :delta, held :minus",
-                "ConditionExpression": "held >= :reserved",
-                "ExpressionAttributeValues": {
-                    ":delta": {"N": str(actual - reserved)}, ":minus": {"N": str(-reserved)},
-                    ":reserved": {"N": str(reserved)}},
+                "TableName": self.table, "Key": self._key(day),
+                "UpdateExpression": "ADD held :minus REMOVE " + ", ".join(names),
+                "ConditionExpression": " AND ".join(f"#s{i} = :v{i}" for i in range(len(stale))),
+                "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
             }, use="limits")
-        except ConditionFailed:
+        except DynamoError:  # ConditionFailed among them
             pass
+
+    def settle(self, reservation: Reservation, actual: int) -> None:
+        """On the reservation's own day and slot, whatever the request's deadline has left
+        (SETTLE_SECONDS of its own): what was reserved leaves `held`, what was used stays."""
+        if self.budget <= 0 or not reservation.tokens:
+            return
+        key, reserved = self._key(reservation.day), reservation.tokens
+        with beyond(SETTLE_SECONDS):
+            try:
+                self.client.call("UpdateItem", {
+                    "TableName": self.table, "Key": key,
+                    "UpdateExpression": "ADD tokens :delta, held :minus, #slot :minus",
+                    "ConditionExpression": "#slot >= :reserved",
+                    "ExpressionAttributeNames": {"#slot": f"{SLOT_PREFIX}{reservation.slot}"},
+                    "ExpressionAttributeValues": {
+                        ":delta": {"N": str(actual - reserved)}, ":minus": {"N": str(-reserved)},
+                        ":reserved": {"N": str(reserved)}},
+                }, use="limits")
+            except ConditionFailed:  # its slot was swept (counted spent): give back the rest
+                try:
+                    self.client.call("UpdateItem", {
+                        "TableName": self.table, "Key": key,
+                        "UpdateExpression": "ADD tokens :delta",
+                        "ConditionExpression": "tokens >= :reserved",
+                        "ExpressionAttributeValues": {
+                            ":delta": {"N": str(actual - reserved)},
+                            ":reserved": {"N": str(reserved)}},
+                    }, use="limits")
+                except ConditionFailed:
+                    pass
+
+    def held(self) -> int:
+        """What requests still in flight hold (the slots whose time is over swept first)."""
+        now = self.clock()
+        day = day_key(now)
+        item = self._read(day)
+        self._sweep(day, item, now)
+        return sum(n for slot, n in _slots(item).values() if slot >= now)
 
     def check(self) -> None:
         """Raises when the table cannot be read (GET /health)."""
-        self.client.call("GetItem", {"TableName": self.table, "Key": self._key(self.clock())},
-                         use="limits")
+        self.client.call("GetItem", {"TableName": self.table,
+                                     "Key": self._key(day_key(self.clock()))}, use="limits")
 
 
 def make_limits(settings, env=None) -> tuple[RateLimiter, SpendCap]:

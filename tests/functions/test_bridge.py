@@ -118,5 +118,5 @@ def test_the_rewrite_is_paid_for_within_the_reservation(sample):
         ask(sample, CLOSEST, model.base_url, cap)
         calls = len(model.chat_requests)
     llm = OpenAIChat(OpenAIHttp("k", "http://127.0.0.1:1/v1"))
-    assert calls >= 1 and cap._held == 0  # settled
+    assert calls >= 1 and cap.held() == 0  # settled
     assert 0 < cap._spent <= estimate_tokens(ChatRequest(question=CLOSEST), llm)

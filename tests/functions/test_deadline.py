@@ -19,7 +19,7 @@ from functions.deadline import LAMBDA_MARGIN, REQUEST_SECONDS, request_seconds
 from functions.search.qdrant_http import QdrantHttp
 from functions.services.dynamo import DynamoClient
 from functions.services.openai_http import OpenAIChat, OpenAIHttp
-from functions.services.ratelimit import DynamoSpendCap
+from functions.services.ratelimit import DynamoSpendCap, Reservation
 from tests.fakes.aws import MotoServer, create_table
 from tests.fakes.embedder import ContentEmbedder
 from tests.functions.conftest import DIM
@@ -99,16 +99,18 @@ def test_a_reservation_in_flight_is_busy_not_the_day_s_budget(aws, book_settings
     handler, table = _chat_function(aws, book_settings.with_(daily_token_budget=budget),
                                     book_store, llm)
     other = DynamoSpendCap(DynamoClient.from_env(aws.env()), table, budget)
-    assert other.reserve(budget - 2000) is None  # an answer in flight elsewhere
+    elsewhere = other.reserve(budget - 2000)  # an answer in flight elsewhere
+    assert isinstance(elsewhere, Reservation), elsewhere
     response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
     body = json.loads(response["body"])
     assert response["statusCode"] == 503 and body["error"]["code"] == "busy", body
     assert 1 <= int(response["headers"]["retry-after"]) <= 30
-    other.settle(budget - 2000, 500)  # it used 500 tokens
+    other.settle(elsewhere, 500)  # it used 500 tokens
     response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
     assert response["statusCode"] == 200, response["body"]
-    assert other.reserve(budget - 2000) is None
-    other.settle(budget - 2000, budget - 2000)  # now the day is spent
+    elsewhere = other.reserve(budget - 2000)
+    assert isinstance(elsewhere, Reservation), elsewhere
+    other.settle(elsewhere, budget - 2000)  # now the day is spent
     response = handler(http_api_v2("/chat", QUESTION), LambdaContext())
     body = json.loads(response["body"])
     assert response["statusCode"] == 429 and body["error"]["code"] == "daily_budget", body

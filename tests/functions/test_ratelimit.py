@@ -11,11 +11,13 @@ import pytest
 from functions.services.dynamo import DynamoClient, DynamoError
 from functions.services.ratelimit import (
     HOLD_SECONDS,
+    SLOT_SECONDS,
     DynamoRateLimiter,
     DynamoSpendCap,
     MemoryRateLimiter,
     MemorySpendCap,
     Refusal,
+    Reservation,
     make_limits,
 )
 from functions.settings import Settings
@@ -113,24 +115,30 @@ def test_day_limit_waits_until_utc_midnight(limits):
 def test_zero_switches_a_limit_off(limits):
     limiter, cap = limits(0, 0, 0, Clock())
     assert all(limiter.hit("a") is None for _ in range(50))
-    assert cap.reserve(10**9) is None
+    assert isinstance(cap.reserve(10**9), Reservation)
+
+
+def booked(cap, tokens: int) -> Reservation:
+    reservation = cap.reserve(tokens)
+    assert isinstance(reservation, Reservation), reservation
+    assert reservation.tokens == tokens
+    return reservation
 
 
 def test_spend_cap_reserve_settle_and_reset(limits):
     clock = Clock(T0 + 3600)
     _, cap = limits(10, 10, 1000, clock)
-    assert cap.reserve(600) is None
-    cap.settle(600, 600)  # the model used all of it
+    cap.settle(booked(cap, 600), 600)  # the model used all of it
     assert cap.reserve(500) == Refusal(11 * 3600)  # 1100 > 1000: refused until midnight
-    assert cap.reserve(300) is None
-    cap.settle(300, 0)  # the model used none of it: given back
-    assert cap.reserve(400) is None  # exactly the budget
+    cap.settle(booked(cap, 300), 0)  # the model used none of it: given back
+    last = booked(cap, 400)  # exactly the budget
     assert cap.reserve(1) == Refusal(5, in_flight=True)  # 400 of it still in flight
-    cap.settle(400, 500)  # used more than reserved: counted, over budget
+    cap.settle(last, 500)  # used more than reserved: counted, over budget
+    assert cap.held() == 0
     assert cap.reserve(1) == Refusal(11 * 3600)
     assert cap.reserve(5000) == Refusal(11 * 3600)  # more than a whole day's budget
     clock.now = T0 + 12 * 3600
-    assert cap.reserve(1000) is None
+    booked(cap, 1000)
 
 
 def test_reservations_in_flight_are_not_the_day_s_spending(limits):
@@ -139,17 +147,16 @@ def test_reservations_in_flight_are_not_the_day_s_spending(limits):
     and answered once those requests settle; the cap itself stays exact."""
     clock = Clock(T0 + 3600)
     _, cap = limits(10, 10, 1000, clock)
-    assert cap.reserve(200) is None
-    cap.settle(200, 200)  # spent: 200
-    held = [cap.reserve(250) for _ in range(3)]  # three answers on their way: 750 reserved
-    assert held == [None, None, None]
+    cap.settle(booked(cap, 200), 200)  # spent: 200
+    held = [booked(cap, 250) for _ in range(3)]  # three answers on their way: 750 reserved
+    assert cap.held() == 750
     refusal = cap.reserve(300)
     assert refusal == Refusal(5, in_flight=True)  # 200 spent + 300 fits; the holds are in the way
-    for _ in range(3):
-        cap.settle(250, 60)  # each used far less than it reserved
-    assert cap.reserve(300) is None  # 200 + 180 + 300 <= 1000
-    cap.settle(300, 300)
+    for reservation in held:
+        cap.settle(reservation, 60)  # each used far less than it reserved
+    cap.settle(booked(cap, 300), 300)  # 200 + 180 + 300 <= 1000
     assert cap.reserve(400) == Refusal(11 * 3600)  # 680 spent: truly over for today
+    assert cap.held() == 0
 
 
 def test_a_reservation_never_settled_counts_as_spent_once_its_request_is_over(limits):
@@ -157,10 +164,61 @@ def test_a_reservation_never_settled_counts_as_spent_once_its_request_is_over(li
     after the longest a request may live it is spending, not a reason to say 'busy'."""
     clock = Clock(T0 + 3600)
     _, cap = limits(10, 10, 1000, clock)
-    assert cap.reserve(900) is None  # never settled
+    booked(cap, 900)  # never settled
     assert cap.reserve(200) == Refusal(5, in_flight=True)
-    clock.now += HOLD_SECONDS + 1
-    assert cap.reserve(200) == Refusal(11 * 3600 - HOLD_SECONDS - 1)
+    clock.now += HOLD_SECONDS + SLOT_SECONDS
+    assert cap.reserve(200) == Refusal(11 * 3600 - HOLD_SECONDS - SLOT_SECONDS)
+    assert cap.held() == 0
+
+
+def test_a_killed_request_s_reservation_is_spent_while_others_come_and_go(limits):
+    """Readers keep asking (a reservation every few seconds, each settled) after one request
+    was killed before it settled: its reservation still ends with its own time, counted as
+    spent, and nothing stays held once nothing is in flight (it used to wait for a quiet
+    HOLD_SECONDS after the last reservation, which steady traffic never leaves)."""
+    clock = Clock(T0 + 3600)
+    _, cap = limits(10, 10, 10_000, clock)
+    booked(cap, 3000)  # killed: never settled
+    for _ in range(30):  # a question every 3 s for 90 s, each settled
+        clock.now += 3
+        cap.settle(booked(cap, 500), 100)
+    assert cap.held() == 0
+    assert cap.reserve(6000) == Refusal(11 * 3600 - 90)  # 3000 + 3000 spent: not "busy"
+    cap.settle(booked(cap, 4000), 4000)  # what is left of the day is all there
+    assert cap.reserve(1) == Refusal(11 * 3600 - 90)
+
+
+def test_a_reservation_made_before_midnight_is_settled_on_its_own_day(limits):
+    """An answer reserved at 23:59:58 and settled after midnight: the new day owes nothing,
+    and the day it was made on holds nothing more."""
+    clock = Clock(T0 + 12 * 3600 - 2)  # 23:59:58 UTC
+    _, cap = limits(10, 10, 1000, clock)
+    late = booked(cap, 700)
+    clock.now += 5  # the next day
+    fresh = booked(cap, 1000)  # the new day's whole budget
+    cap.settle(late, 50)
+    assert cap.held() == 1000  # the new day's reservation only
+    cap.settle(fresh, 0)
+    assert cap.held() == 0
+    cap.settle(booked(cap, 1000), 0)  # still the whole budget
+
+
+def test_a_settle_past_the_request_s_deadline_still_gives_back(limits):
+    """The request's time is over when its answer settles (the work ran late): the reservation
+    is given back all the same, on time of its own (it used to fail 'Busy' on DynamoDB and
+    hold the tokens for the rest of the day)."""
+    from functions.deadline import Deadline, within
+    from functions.services.budget import reserve, settle
+
+    clock, request_clock = Clock(T0 + 3600), Clock(1000.0)
+    _, cap = limits(10, 10, 1000, clock)
+    with within(Deadline(10.0, request_clock)) as deadline:
+        reservation = reserve(cap, 900)
+        request_clock.now += 11  # the answer took longer than the request had
+        assert deadline.left() == 0
+        settle(cap, reservation, 100)
+    assert cap.held() == 0
+    cap.settle(booked(cap, 900), 0)  # 100 spent, 900 more fit
 
 
 def test_concurrent_reservations_stay_within_budget(limits):
@@ -169,7 +227,7 @@ def test_concurrent_reservations_stay_within_budget(limits):
 
     def client():
         for _ in range(5):
-            ok = cap.reserve(30) is None
+            ok = isinstance(cap.reserve(30), Reservation)
             with lock:
                 results.append(ok)
 
@@ -179,6 +237,7 @@ def test_concurrent_reservations_stay_within_budget(limits):
     for t in threads:
         t.join()
     assert sum(results) == 1000 // 30
+    assert cap.held() == 1000 // 30 * 30
 
 
 def test_dynamo_items_carry_ttl_and_no_raw_ip(dynamo_endpoint):
@@ -230,10 +289,10 @@ def test_dynamo_limits_never_import_boto3(dynamo_endpoint):
         "from functions.services.ratelimit import make_limits\n"
         "from functions.settings import Settings\n"
         f"limiter, cap = make_limits(Settings(dynamodb_table={table!r}), {aws_env(dynamo_endpoint)!r})\n"
-        "print(json.dumps([limiter.hit('a'), cap.reserve(5),\n"
+        "print(json.dumps([limiter.hit('a'), type(cap.reserve(5)).__name__,\n"
         "                  sorted(m for m in ('boto3', 'botocore') if m in sys.modules)]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [None, None, []]
+    assert json.loads(done.stdout) == [None, "Reservation", []]
