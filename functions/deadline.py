@@ -25,6 +25,7 @@ REQUEST_SECONDS = 18.0  # rewrite + retrieval + answer + claim check; the Lambda
 REWRITE_SECONDS = 4.0  # a follow-up's rewrite may use at most this; then the heuristic query
 CHECK_RESERVE = 1.5  # kept back from the answer call for the claim check, the record, the reply
 LAMBDA_MARGIN = 2.0  # kept back from Lambda's remaining time for the reply to leave
+REPLY_SECONDS = 0.5  # kept back from an answer's deadline for its record and its reply
 
 
 @dataclass
@@ -79,11 +80,17 @@ def within(deadline: Deadline | float, reserve: float = 0.0) -> Iterator[Deadlin
         _CURRENT.reset(token)
 
 
-def on_time() -> None:
-    """Raise Busy when the request's deadline (or the block's) has passed: CPU-bound steps
-    call it between their pieces. Nothing happens outside a request (indexing, tests)."""
+def current_deadline() -> Deadline | None:
+    """The deadline of the request (or block) running here, None outside one."""
+    return _CURRENT.get()
+
+
+def on_time(keep: float = 0.0) -> None:
+    """Raise Busy when the request's deadline (or the block's) has passed, or leaves no more
+    than `keep` seconds: CPU-bound steps call it between their pieces. Nothing happens outside
+    a request (indexing, tests)."""
     current = _CURRENT.get()
-    if current is not None and current.left() <= 0:
+    if current is not None and current.left() <= keep:
         raise Busy()
 
 

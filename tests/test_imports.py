@@ -98,7 +98,8 @@ ROOMS = {
     "functions.answers": {"functions.services", "functions.search"},
     "functions.api": {"functions.services", "functions.search", "functions.answers"},
 }
-TOP = {"functions.errors", "functions.settings", "functions.deadline", "functions.tokens"}
+TOP = {"functions.errors", "functions.settings", "functions.deadline", "functions.cpu_turns",
+       "functions.tokens"}
 
 
 def room_of(module: str) -> str | None:

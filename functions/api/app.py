@@ -39,7 +39,7 @@ from functions.api.validation import (
     parse_json,
     selection_request,
 )
-from functions.deadline import Deadline, request_seconds, within
+from functions.deadline import REPLY_SECONDS, Deadline, on_time, request_seconds, within
 from functions.errors import StoreUnavailableError
 from functions.search.contract import META_MODEL, META_SYNCED_AT
 from functions.services.budget import check_rate
@@ -158,7 +158,11 @@ def answer(deps, body: bytes | dict, ip: str, request_id: str) -> dict:
     req = chat_request(parse_json(body) if isinstance(body, bytes) else body)
     result = answer_chat(req, deps.retriever, deps.chat_model, deps.spend_cap,
                          deps.settings, deps.paid)
-    _record(deps, request_id, req.question, result, "chat")
+    # an answer its request's time did not hold is not sent late (busy: come back), and its
+    # record leaves the reply its time
+    on_time(keep=REPLY_SECONDS)
+    with within(float("inf"), reserve=REPLY_SECONDS):
+        _record(deps, request_id, req.question, result, "chat")
     return result.as_dict()  # the Answer stays typed until here
 
 

@@ -1,7 +1,8 @@
-"""`serve` under more readers than it can answer at once: every reply comes within the request's
-deadline, as an answer or a 503 `busy` with Retry-After, never a late 502 (a real `textbook-chat
-serve` process over a real local index, the model a fake OpenAI server with a healthy latency);
-and a reader who leaves before sending the whole question is not logged as a failure."""
+"""`serve` under more readers than it can answer at once: every answer ends within the request's
+deadline by serve's own clock, the others are told 503 `busy` with Retry-After, and the day's
+budget holds nothing once no one is waiting (a real `textbook-chat serve` process over a real
+local index, the limits in moto's DynamoDB, the model a fake OpenAI server with a healthy
+latency); and a reader who leaves before sending the whole question is not logged as a failure."""
 
 from __future__ import annotations
 
@@ -20,17 +21,21 @@ import pytest
 from functions.deadline import REQUEST_SECONDS
 from functions.search.store import QdrantStore
 from functions.settings import Settings
+from tests.fakes.aws import MotoServer, create_table
 from tests.fakes.openai_server import FakeOpenAI, passage_responder
 from tests.functions.conftest import index_book
 from tests.ports import free_port, wait_until_serving
-from tests.shared import eventually, stopwatch
+from tests.shared import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 QUESTIONS = ("How do I measure loop jitter?", "What makes a gyroscope drift?",
              "How does a quadrature encoder tell the direction?",
              "What is the difference between open and closed loop control?")
-READERS = 100  # more than serve's threads (40) can start within the deadline
+READERS = 60  # a burst: more than serve can answer within the deadline on any machine here
+BURSTS = 2
+MODEL_SECONDS = 3.0  # what the fake model takes to answer
+BUDGET = 200_000  # the day's budget: reservations in flight are counted, none may stay held
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +50,25 @@ def local_index(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def served(local_index):
+def aws():
+    pytest.importorskip("flask", reason="moto's server needs moto[server] (flask)")
+    with MotoServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def served(local_index, aws):
     """`textbook-chat serve` answering with the local model's index and a fake OpenAI chat model
-    (healthy, at the 8 s a long answer takes); yields (base url, fake, stderr lines so far).
-    One for both tests (it takes a warm answer to start): neither leaves a 499 or an error."""
+    (healthy, at MODEL_SECONDS an answer), the day's budget in DynamoDB; yields (base url,
+    fake, stderr lines so far, the spend item's reader). One for both tests (it takes a warm
+    answer to start): neither leaves a 499 or an error."""
+    table = create_table(aws.endpoint)
+
+    def spend() -> dict:
+        items = aws.client("dynamodb").scan(TableName=table)["Items"]
+        item = next((i for i in items if i["pk"]["S"] == "spend"), {})
+        return {k: int(float(v["N"])) for k, v in item.items() if "N" in v}
+
     with FakeOpenAI(responder=passage_responder) as fake:
         port = free_port(18200, 18249)
         env = {k: v for k, v in os.environ.items()
@@ -56,8 +76,9 @@ def served(local_index):
         env.update(PYTHONPATH=str(ROOT), QDRANT_PATH=str(local_index / "qdrant"),
                    EMBEDDING_PROVIDER="local", CHAT_PROVIDER="openai", OPENAI_API_KEY="sk-load",
                    OPENAI_BASE_URL=fake.base_url, RATE_LIMIT_PER_MINUTE="0",
-                   RATE_LIMIT_PER_DAY="0", LOG_LEVEL="INFO")
-        fake.delay_next(8.0, times=10_000, endpoint="chat")
+                   RATE_LIMIT_PER_DAY="0", LOG_LEVEL="INFO", DAILY_TOKEN_BUDGET=str(BUDGET),
+                   **aws.env(DYNAMODB_TABLE=table))
+        fake.delay_next(MODEL_SECONDS, times=10_000, endpoint="chat")
         proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port",
                                  str(port)], env=env, cwd=local_index, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
@@ -68,7 +89,7 @@ def served(local_index):
             wait_until_serving(base, 30, proc, said=lambda: "".join(lines)[-2000:])
             r = httpx.post(base + "/chat", json={"question": QUESTIONS[0]}, timeout=60)
             assert r.status_code == 200, r.text  # warm: the model loaded, one answer given
-            yield base, fake, lines
+            yield base, fake, lines, spend
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -84,50 +105,67 @@ def _logged(lines: list[str]) -> list[dict]:
     return out
 
 
-def test_a_burst_is_answered_or_told_busy_within_the_deadline(served):
-    base, fake, lines = served
-    results: list[tuple[int, float, dict, dict]] = []
+def _burst(base: str) -> list[tuple[int, dict, dict]]:
+    """READERS POST /chat at once: each reply's (status, body, headers)."""
+    results: list[tuple[int, dict, dict]] = []
     lock = threading.Lock()
 
     def reader(i: int) -> None:
-        start = time.monotonic()
         try:
             r = httpx.post(base + "/chat", json={"question": QUESTIONS[i % len(QUESTIONS)]},
-                           timeout=REQUEST_SECONDS + 30)
-            got = (r.status_code, time.monotonic() - start, r.json(), dict(r.headers))
+                           timeout=REQUEST_SECONDS + 120)
+            got = (r.status_code, r.json(), dict(r.headers))
         except httpx.HTTPError as exc:
-            got = (0, time.monotonic() - start, {"error": {"code": type(exc).__name__}}, {})
+            got = (0, {"error": {"code": type(exc).__name__}}, {})
         with lock:
             results.append(got)
 
     threads = [threading.Thread(target=reader, args=(i,)) for i in range(READERS)]
-    with stopwatch() as took:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    codes = sorted((status, body.get("error", {}).get("code")) for status, _, body, _ in results)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_bursts_are_answered_within_the_deadline_or_told_busy(served):
+    """Bursts of READERS: serve answers what it can finish within the request's deadline (its
+    admission is sized to the cores, and the CPU steps take turns only while the deadline holds
+    them) and tells the others busy at once; no answer is late, by serve's own log of each
+    request's time (from its arrival to its reply, the span the deadline bounds). It used to
+    let 16 answers work at once on 2 cores: 46 of 48 answered past the 18 s deadline, up to 79 s.
+    Once the bursts are over, the day's budget holds nothing: every reservation was settled."""
+    base, _, lines, spend = served
+    said_before = len(lines)
+    results = [reply for _ in range(BURSTS) for reply in _burst(base)]
+    codes = sorted((status, body.get("error", {}).get("code")) for status, body, _ in results)
     summary = {c: codes.count(c) for c in set(codes)}
-    slowest = max(seconds for _, seconds, _, _ in results)
-    print(f"{READERS} readers at once: {summary}; slowest reply {slowest:.1f} s; the burst {took}")
+
+    def chats() -> list[dict]:
+        return [e for e in _logged(lines[said_before:])
+                if e.get("msg") == "request" and e.get("route") == "chat"]
+
+    eventually(lambda: len(chats()) >= len(results), "serve's log line of every request")
+    answered = [e["ms"] / 1000 for e in chats() if e["status"] == 200]
+    print(f"{BURSTS} bursts of {READERS}: {summary}; answered by serve's clock in "
+          f"{sorted(round(s, 1) for s in answered)} s (deadline {REQUEST_SECONDS:.0f} s)")
     assert set(summary) <= {(200, None), (503, "busy")}, summary
-    assert summary.get((200, None), 0) >= 8  # the server kept answering
-    # 100 answers of 8 s through 16 turns need far more than the deadline: most are turned away
-    # at once rather than queued (a count the machine's load cannot lower)
-    assert summary.get((503, "busy"), 0) >= READERS // 2, summary
-    for status, _, body, headers in results:
+    assert summary.get((200, None), 0) >= 1  # the server kept answering
+    assert len(answered) == summary.get((200, None), 0)
+    assert max(answered) <= REQUEST_SECONDS, sorted(answered)  # no answer past its deadline
+    for status, body, headers in results:
         if status == 503:  # told when to come back, in words a reader understands
             assert int(headers["retry-after"]) >= 1
             assert "busy" in body["error"]["message"]
-    # every reply, answer or busy, inside the deadline (plus the work of replying, which the
-    # machine's load stretches: 20 s on a quiet machine)
-    assert slowest <= took.limit(waits=REQUEST_SECONDS, work=0.7), (slowest, str(took))
-    logged = [e for e in _logged(lines) if e.get("msg") == "request" and e.get("status") == 500]
-    assert not logged
+    assert not [e for e in _logged(lines) if e.get("msg") == "request" and e["status"] == 500]
+    assert not [e for e in _logged(lines) if e.get("msg") == "settle failed"]
+    day = spend()
+    assert day["held"] == 0, day  # nothing in flight: nothing held
+    assert 0 < day["tokens"] < BUDGET, day  # what the answers used, and no more
 
 
 def test_a_reader_who_leaves_mid_question_is_not_a_server_error(served):
-    base, _, lines = served
+    base, _, lines, _ = served
     said_before = len(lines)  # what the burst's test logged is not this test's
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:  # promises 2000 bytes, sends 20

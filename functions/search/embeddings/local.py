@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+from functions.cpu_turns import EMBEDDING, cores
+
 MODEL_NAME = "all-MiniLM-L6-v2"  # the default
 MPNET = "all-mpnet-base-v2"
 # Models known by name (besides MODEL_NAME, which the package carries): the Hugging Face id an
@@ -145,7 +147,7 @@ def _default_workers() -> int:
         from threadpoolctl import threadpool_limits  # noqa: F401
     except ImportError:  # without it BLAS threads would oversubscribe the cores
         return 1
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return cores()
 
 
 def window_spans(length: int, size: int, overlap: int) -> list[tuple[int, int]]:
@@ -265,6 +267,12 @@ class LocalEmbedder:
         return out
 
     def _embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
+        """Unit vectors of tokenised sequences: a run uses every core, so a request's run takes
+        a turn that ends inside its deadline (functions.cpu_turns), or the request is busy."""
+        with EMBEDDING.turn(sum(len(s) for s in sequences)):
+            return self._embed_run(sequences)
+
+    def _embed_run(self, sequences: list[list[int]]) -> np.ndarray:
         """Unit vectors of tokenised sequences, packed into batches of about batch_tokens."""
         if self.runtime == "openvino":
             return self._encoder.embed(sequences)

@@ -19,9 +19,10 @@ PRECISIONS = ("bf16", "f32")
 def default_threads() -> int:
     """One per core, or OMP_NUM_THREADS when that is set lower (OpenVINO's own thread pool
     does not read it; benchmarks and shared machines set it)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    from functions.cpu_turns import cores
+
     wanted = os.environ.get("OMP_NUM_THREADS", "")
-    return max(1, min(cores, int(wanted))) if wanted.isdigit() and int(wanted) > 0 else cores
+    return max(1, min(cores(), int(wanted))) if wanted.isdigit() and int(wanted) > 0 else cores()
 
 
 def best_precision(core=None) -> str:
