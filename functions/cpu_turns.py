@@ -5,12 +5,16 @@ workers), so two at once only make both slower: with 16 answers at work on 2 cor
 several times its time and answered 30-60 s past an 18 s deadline. A step here waits for the
 one turn only while what its request has left still holds what the step takes (learned from the
 steps before, per token, with HEADROOM); otherwise the request is told busy (503 with
-Retry-After) at once rather than answered late. Outside a request (indexing, no deadline) steps
-run as they come. A Lambda has one request at a time: its turn is always free.
+Retry-After) at once rather than answered late. The turn goes to the step whose request ends
+first: the answers furthest along finish, rather than all of them running out of time. Outside
+a request (indexing, no deadline) steps run as they come. A Lambda has one request at a time:
+its turn is always free.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import threading
 import time
@@ -31,10 +35,13 @@ def cores() -> int:
 
 
 class Turns:
-    """One step at a time, in the order they asked, each within its request's deadline."""
+    """`turns` steps at a time, each within its request's deadline, the earliest deadline first."""
 
     def __init__(self, turns: int = 1):
-        self._slots = threading.BoundedSemaphore(turns)
+        self._free = turns
+        self._waiting: list[list] = []  # heap of [request's end, arrival, Event]
+        self._arrivals = itertools.count()
+        self._lock = threading.Lock()
         # what steps have been taking (each rises fast with a slower step, decays slowly)
         self.fixed, self.per_token = FIRST_GUESS
 
@@ -50,19 +57,43 @@ class Turns:
             yield
             return
         on_time()
-        wait = deadline.left() - self.expected(tokens)
-        if wait <= 0 or not self._slots.acquire(timeout=wait):
+        left = deadline.left()
+        wait = left - self.expected(tokens)
+        if wait <= 0 or not self._acquire(time.monotonic() + left, wait):
             raise Busy()
         start = time.monotonic()
         try:
             yield
         finally:
-            self._slots.release()
+            self._release()
             took = time.monotonic() - start
             if tokens >= LARGE:
                 self.per_token = _learned(self.per_token, took / tokens)
             else:
                 self.fixed = _learned(self.fixed, took)
+
+    def _acquire(self, ends: float, wait: float) -> bool:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return True
+            entry = [ends, next(self._arrivals), threading.Event()]
+            heapq.heappush(self._waiting, entry)
+        if entry[2].wait(wait):
+            return True
+        with self._lock:
+            if entry[2].is_set():  # handed the turn as the wait ran out
+                return True
+            self._waiting.remove(entry)
+            heapq.heapify(self._waiting)
+            return False
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._waiting:  # handed straight to the step whose request ends first
+                heapq.heappop(self._waiting)[2].set()
+            else:
+                self._free += 1
 
 
 def _learned(before: float, now: float) -> float:

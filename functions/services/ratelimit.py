@@ -21,6 +21,7 @@ import hashlib
 import math
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ MINUTE = 60
 HOLD_SECONDS = 30  # the longest a request lives (Lambda stops it at 25 s)
 SLOT_SECONDS = 10  # reservations are held by the 10 s in which their requests are over at the latest
 SLOT_PREFIX = "held_"  # DynamoDB: the attribute of a slot, held_<its end in epoch seconds>
+OWN_PREFIX = "rsv_"  # DynamoDB: a reservation's own attribute, rsv_<slot>_<random>, until settled
 SWEEP_MOST = 20  # slots swept in one update (an expression's size stays small)
 SETTLE_SECONDS = 1.0  # a settle's own time, past the request's deadline if need be
 IN_FLIGHT_RETRY = 5.0  # Retry-After when only reservations in flight stand in the way
@@ -52,11 +54,13 @@ class Refusal:
 class Reservation:
     """Tokens booked against the day's budget until settled: `day` the UTC day it was booked on
     (settled there, whatever the clock says then), `slot` when its request is over at the latest
-    (epoch seconds): a slot that is over is counted as spent."""
+    (epoch seconds): a slot that is over is counted as spent. `name`: its own attribute on
+    DynamoDB (a retried call finds it there, so no reservation is booked or settled twice)."""
 
     tokens: int
     day: str
     slot: int
+    name: str = ""
 
 
 class RateLimiter(Protocol):
@@ -242,6 +246,13 @@ def _slots(item: dict) -> dict[str, tuple[int, int]]:
             if name.startswith(SLOT_PREFIX) and name[len(SLOT_PREFIX):].isdigit()}
 
 
+def _own(item: dict, slots: set[int]) -> list[str]:
+    """The attributes of the reservations booked in these slots (not settled)."""
+    return [name for name in item if name.startswith(OWN_PREFIX)
+            and name[len(OWN_PREFIX):].split("_")[0].isdigit()
+            and int(name[len(OWN_PREFIX):].split("_")[0]) in slots]
+
+
 class DynamoSpendCap:
     """One item per UTC day for the whole deployment: `tokens` (spent + held, what the cap's
     condition reads), `held` (reserved by requests in flight) and one `held_<slot>` per slot
@@ -263,42 +274,48 @@ class DynamoSpendCap:
         if tokens > self.budget:
             return Refusal(until_midnight(now))
         end = (int(now) // DAY + 1) * DAY
-        try:  # used + tokens <= budget  <=>  used < budget - tokens + 1
+        own = f"{OWN_PREFIX}{slot}_{uuid.uuid4().hex[:12]}"
+        try:  # used + tokens <= budget  <=>  used < budget - tokens + 1; booked once
             item = self.client.call("UpdateItem", {
                 "TableName": self.table, "Key": self._key(day),
-                "UpdateExpression": "ADD tokens :n, held :n, #slot :n SET expires_at = :exp",
-                "ConditionExpression": "attribute_not_exists(tokens) OR tokens < :below",
-                "ExpressionAttributeNames": {"#slot": f"{SLOT_PREFIX}{slot}"},
+                "UpdateExpression": "ADD tokens :n, held :n, #slot :n SET expires_at = :exp, "
+                                    "#own = :n",
+                "ConditionExpression": "attribute_not_exists(#own) AND "
+                                       "(attribute_not_exists(tokens) OR tokens < :below)",
+                "ExpressionAttributeNames": {"#slot": f"{SLOT_PREFIX}{slot}", "#own": own},
                 "ExpressionAttributeValues": {
                     ":n": {"N": str(tokens)}, ":below": {"N": str(self.budget - tokens + 1)},
                     ":exp": {"N": str(end + DAY)}},
                 "ReturnValues": "ALL_NEW",
             }, use="limits").get("Attributes", {})
         except ConditionFailed:
-            return self._refused(now, tokens)
+            item = self._read(day)
+            if own not in item:  # refused (not a try whose reply was lost, booked already)
+                return self._refused(now, tokens, item)
         self._sweep(day, item, now)
-        return Reservation(tokens, day, slot)
+        return Reservation(tokens, day, slot, own)
 
     def _read(self, day: str) -> dict:
         return self.client.call("GetItem", {"TableName": self.table, "Key": self._key(day),
                                             "ConsistentRead": True}, use="limits").get("Item", {})
 
-    def _refused(self, now: float, tokens: int) -> Refusal:
-        day = day_key(now)
-        item = self._read(day)
+    def _refused(self, now: float, tokens: int, item: dict) -> Refusal:
         held = sum(n for slot, n in _slots(item).values() if slot >= now)
-        self._sweep(day, item, now)
+        self._sweep(day_key(now), item, now)
         return _refusal(self.budget, _number(item.get("tokens")) - held, tokens, held > 0, now)
 
     def _sweep(self, day: str, item: dict, now: float) -> None:
-        """Count the slots whose requests are over as spent: they leave `held`, in one update
-        that applies only while they hold what was read (else a settle came first: next time).
-        Best effort: a slot left stands in no one's way, it only keeps `held` up."""
+        """Count the slots whose requests are over as spent: they leave `held` (with their
+        reservations' own attributes), in one update that applies only while they hold what
+        was read (else a settle came first: next time). Best effort: a slot left stands in no
+        one's way, it only keeps `held` up."""
         stale = sorted((slot, name, n) for name, (slot, n) in _slots(item).items()
                        if slot < now)[:SWEEP_MOST]
         if not stale:
             return
         names = {f"#s{i}": name for i, (_, name, _) in enumerate(stale)}
+        names |= {f"#o{i}": name for i, name in
+                  enumerate(_own(item, {slot for slot, _, _ in stale})[:SWEEP_MOST * 5])}
         values = {f":v{i}": {"N": str(n)} for i, (_, _, n) in enumerate(stale)}
         values[":minus"] = {"N": str(-sum(n for _, _, n in stale))}
         try:
@@ -312,31 +329,32 @@ class DynamoSpendCap:
             pass
 
     def settle(self, reservation: Reservation, actual: int) -> None:
-        """On the reservation's own day and slot, whatever the request's deadline has left
+        """On the reservation's own day and slot, once, whatever the request's deadline has left
         (SETTLE_SECONDS of its own): what was reserved leaves `held`, what was used stays."""
         if self.budget <= 0 or not reservation.tokens:
             return
         key, reserved = self._key(reservation.day), reservation.tokens
+        slot = f"{SLOT_PREFIX}{reservation.slot}"
         with beyond(SETTLE_SECONDS):
             try:
                 self.client.call("UpdateItem", {
                     "TableName": self.table, "Key": key,
-                    "UpdateExpression": "ADD tokens :delta, held :minus, #slot :minus",
-                    "ConditionExpression": "#slot >= :reserved",
-                    "ExpressionAttributeNames": {"#slot": f"{SLOT_PREFIX}{reservation.slot}"},
+                    "UpdateExpression": "ADD tokens :delta, held :minus, #slot :minus "
+                                        "REMOVE #own",
+                    "ConditionExpression": "attribute_exists(#own)",
+                    "ExpressionAttributeNames": {"#slot": slot, "#own": reservation.name},
                     "ExpressionAttributeValues": {
-                        ":delta": {"N": str(actual - reserved)}, ":minus": {"N": str(-reserved)},
-                        ":reserved": {"N": str(reserved)}},
+                        ":delta": {"N": str(actual - reserved)}, ":minus": {"N": str(-reserved)}},
                 }, use="limits")
-            except ConditionFailed:  # its slot was swept (counted spent): give back the rest
-                try:
+            except ConditionFailed:  # settled by a try whose reply was lost, or swept
+                if slot in self._read(reservation.day):
+                    return  # its slot is still there: it was settled
+                try:  # swept (counted spent): what it did not use comes back
                     self.client.call("UpdateItem", {
                         "TableName": self.table, "Key": key,
                         "UpdateExpression": "ADD tokens :delta",
-                        "ConditionExpression": "tokens >= :reserved",
-                        "ExpressionAttributeValues": {
-                            ":delta": {"N": str(actual - reserved)},
-                            ":reserved": {"N": str(reserved)}},
+                        "ConditionExpression": "attribute_exists(tokens)",
+                        "ExpressionAttributeValues": {":delta": {"N": str(actual - reserved)}},
                     }, use="limits")
                 except ConditionFailed:
                     pass

@@ -89,6 +89,8 @@ def served(local_index, aws):
             wait_until_serving(base, 30, proc, said=lambda: "".join(lines)[-2000:])
             r = httpx.post(base + "/chat", json={"question": QUESTIONS[0]}, timeout=60)
             assert r.status_code == 200, r.text  # warm: the model loaded, one answer given
+            eventually(lambda: [e for e in _logged(lines) if e.get("msg") == "request"],
+                       "the warm answer's log line")  # read before a test counts its own
             yield base, fake, lines, spend
         finally:
             proc.terminate()
