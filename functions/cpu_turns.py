@@ -2,10 +2,10 @@
 
 An embedding run already uses every core (OpenVINO's INFERENCE_NUM_THREADS, the numpy encoder's
 workers), so two at once only make both slower: with 16 answers at work on 2 cores, each ran
-several times its time and answered 30-60 s past an 18 s deadline. A step here waits for the
-one turn only while what its request has left still holds what the step takes (learned from the
-steps before, per token, with HEADROOM); otherwise the request is told busy (503 with
-Retry-After) at once rather than answered late. The turn goes to the step whose request ends
+several times its time and answered 30-60 s past an 18 s deadline. A step here takes the turn
+when it is free; it waits for it only while what its request has left still holds what the step
+takes (learned from the steps before, per token, with HEADROOM); otherwise the request is told
+busy (503 with Retry-After) at once rather than answered late. The turn goes to the step whose request ends
 first: the answers furthest along finish, rather than all of them running out of time. Outside
 a request (indexing, no deadline) steps run as they come. A Lambda has one request at a time:
 its turn is always free.
@@ -58,8 +58,7 @@ class Turns:
             return
         on_time()
         left = deadline.left()
-        wait = left - self.expected(tokens)
-        if wait <= 0 or not self._acquire(time.monotonic() + left, wait):
+        if not self._acquire(time.monotonic() + left, left - self.expected(tokens)):
             raise Busy()
         start = time.monotonic()
         try:
@@ -73,10 +72,13 @@ class Turns:
                 self.fixed = _learned(self.fixed, took)
 
     def _acquire(self, ends: float, wait: float) -> bool:
+        """The turn: at once when it is free (the step may still fit), else within `wait`."""
         with self._lock:
             if self._free and not self._waiting:
                 self._free -= 1
                 return True
+            if wait <= 0:
+                return False
             entry = [ends, next(self._arrivals), threading.Event()]
             heapq.heappush(self._waiting, entry)
         if entry[2].wait(wait):

@@ -21,16 +21,31 @@ def test_outside_a_request_steps_run_as_they_come():
     assert ran == [True]
 
 
-def test_a_step_its_deadline_cannot_hold_is_busy_before_it_runs():
+def test_a_step_its_deadline_cannot_hold_does_not_wait_for_the_turn():
     turns = Turns()
     turns.fixed, turns.per_token = 0.1, 0.01  # 2,000 tokens take ~20 s
-    ran = []
-    with within(Deadline(18.0)), pytest.raises(Busy), turns.turn(2000):
-        ran.append(True)
+    holding, release, ran = threading.Event(), threading.Event(), []
+
+    def holder():
+        with within(Deadline(600.0)), turns.turn(10):
+            holding.set()
+            release.wait(600)
+
+    first = threading.Thread(target=holder)
+    first.start()
+    holding.wait(600)
+    try:
+        with within(Deadline(18.0)), pytest.raises(Busy), turns.turn(2000):
+            ran.append("large")  # busy at once: it would wait, and 18 s cannot hold it
+    finally:
+        release.set()
+        first.join(600)
     assert ran == []
-    with within(Deadline(18.0)), turns.turn(20):  # a small step fits
-        ran.append(True)
-    assert ran == [True]
+    with within(Deadline(18.0)), turns.turn(2000):  # the turn is free: it may still fit
+        ran.append("large")
+    with within(Deadline(18.0)), turns.turn(20):
+        ran.append("small")
+    assert ran == ["large", "small"]
 
 
 def test_a_step_that_waits_past_what_its_deadline_holds_is_busy():
