@@ -69,6 +69,7 @@ class MotoServer:
     def __init__(self, region: str = "eu-west-1"):
         self.region = region
         self.calls: list[tuple[str, int]] = []
+        self.answering = 0  # calls received and not yet answered (a slow call outlives its client)
         self._faults: list[_Fault] = []
         self._delays: dict[str | None, float] = {}
         self._lock = threading.Lock()
@@ -92,6 +93,11 @@ class MotoServer:
         with self._lock:
             self._faults.clear()
             self._delays.clear()
+
+    def quiet(self) -> bool:
+        """No call is being answered (a slow call its client gave up on is still counted)."""
+        with self._lock:
+            return self.answering == 0
 
     def pending(self) -> int:
         with self._lock:
@@ -124,6 +130,15 @@ class MotoServer:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             target = environ.get("HTTP_X_AMZ_TARGET", "")
+            with self._lock:
+                self.answering += 1
+            try:
+                return answer(environ, start_response, body, target)
+            finally:
+                with self._lock:
+                    self.answering -= 1
+
+        def answer(environ, start_response, body: bytes, target: str):
             with self._lock:
                 fault = next((f for f in self._faults if f.applies(target, body)), None)
                 if fault:
