@@ -6,8 +6,9 @@ must end well before: the deadline is REQUEST_SECONDS, or what Lambda's context 
 less LAMBDA_MARGIN when that is shorter (`request_seconds`), and every backing call (OpenAI,
 Qdrant over REST, DynamoDB) waits at most what is left of it, retries included. The deadline
 travels in a context variable so a call deep inside retrieval honours it without a new
-parameter. CPU work (embedding, scoring passages) calls `on_time()` between its pieces: a
-request the machine cannot finish in time stops there (503 busy) instead of answering late.
+parameter. CPU work checks it before it begins (`on_time()`: scoring the passages' blocks, an
+answer's reply; each embedding run takes a turn within it, functions.cpu_turns): a request the
+machine cannot finish in time stops there (503 busy) instead of answering late.
 Giving back what a request reserved from the day's budget runs `beyond` it, on time of its own.
 """
 

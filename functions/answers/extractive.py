@@ -24,6 +24,7 @@ from functions.answers.reader_blocks import TextBlock, diagram_text, is_diagram,
 from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
 from functions.answers.tuning import TUNING
+from functions.deadline import on_time
 from functions.search.contract import aside_opening
 from functions.search.ranking import page_boost, page_key
 from functions.search.sparse import terms
@@ -444,6 +445,7 @@ def compose(reading: Reading, hits: Sequence[SearchHit],
     hits (best first), or an empty text when nothing fits. `page_url`: the reader's current
     page, whose blocks count more. For a question asking for a number, a block that states it
     is preferred to a slightly better one that does not."""
+    on_time()  # scoring every block of the hits is CPU work: not begun past the deadline
     cands, sources = _candidates(reading, hits, page_url)
     if not cands:
         return Composed("", sources)
