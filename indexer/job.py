@@ -10,6 +10,7 @@ these.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -74,10 +75,12 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
     check_docs_dir(docs_dir)
     site, source, site_url = SiteSettings(), "Docusaurus defaults", None
     site_dir = Path(site_dir) if site_dir else None
-    if site_dir is None and find_config(docs_dir.resolve().parent):
-        site_dir = docs_dir.resolve().parent  # the usual website/docs layout
+    beside = Path(os.path.abspath(docs_dir)).parent  # a linked docs folder is still this site's
+    if site_dir is None and find_config(beside):
+        site_dir = beside  # the usual website/docs layout
+    config, found = None, None
     if site_dir is not None:
-        config = load_site_config(site_dir)
+        config = load_site_config(site_dir, docs_dir=_relative(docs_dir, site_dir))
         for warning in config.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         site, found, site_url = config.site, find_config(site_dir), config.site_url
@@ -85,7 +88,17 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
                   else f"Docusaurus defaults (no config in {site_dir})")
     found_manifest = False
     if manifest is None and site_dir is not None and (site_dir / DEFAULT_MANIFEST).is_file():
-        manifest, found_manifest = site_dir / DEFAULT_MANIFEST, True  # the plugin's, beside the site
+        stale = stale_manifest(site_dir / DEFAULT_MANIFEST, found, config)
+        if stale:  # the plugin's, beside the site, but written before the config changed
+            print(f"warning: {stale}: its permalinks may be out of date, so they are not used "
+                  f"(the URLs come from {found.name if found else 'the config'} instead). Run "
+                  "`npm start` (or build) in the site to refresh it, or pass --manifest "
+                  f"{shown(site_dir / DEFAULT_MANIFEST)} to use it anyway.", file=sys.stderr)
+        else:
+            manifest, found_manifest = site_dir / DEFAULT_MANIFEST, True
+    elif manifest is not None and (stale := stale_manifest(Path(manifest), found, config)):
+        print(f"warning: {stale}; it is used, as --manifest asks: its permalinks may be out of "
+              "date until the site is started or built again.", file=sys.stderr)
     site = _overridden(site, overrides)
     routes = None
     if manifest:
@@ -107,6 +120,34 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
     if say:
         say(describe_site(site, source, overrides.flags(), manifest, found_manifest))
     return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes, site_url)
+
+
+def stale_manifest(manifest: Path, config_file: Path | None, config) -> str | None:
+    """Why a build manifest may not describe the site as its config now stands (None if it
+    does): the config changed after the manifest was written, or its baseUrl (a plain value in
+    the file) is not the one the manifest was built with, e.g. another site's manifest."""
+    try:
+        written = manifest.stat().st_mtime_ns
+        changed = config_file is not None and config_file.stat().st_mtime_ns > written
+    except OSError:
+        return None
+    if changed:
+        return f"{shown(manifest)} is older than {shown(config_file)} (changed since the site was last started or built)"
+    if config is None or config.how.startswith("evaluated") or any("`baseUrl`" in w for w in config.warnings):
+        return None  # a baseUrl computed by code may differ between builds: only the date counts
+    built = manifest_base_url(manifest, "")
+    if built and built != config.site.base_url:
+        return (f"{shown(manifest)} was written for baseUrl {built}, and {shown(config_file)} "
+                f"says {config.site.base_url} (another site's, or an older one)")
+    return None
+
+
+def _relative(docs_dir: Path, site_dir: Path) -> str | None:
+    """The docs folder as the site's config names it (`docs`, `community`), or None if outside."""
+    try:
+        return docs_dir.resolve().relative_to(site_dir.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def _warn_unlisted(docs_dir: Path, routes: dict, manifest: Path) -> None:

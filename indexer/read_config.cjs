@@ -51,20 +51,21 @@ function entry(item) {
   return {name: typeof item === 'string' ? item : '', options: {}};
 }
 
-/** The options of the first docs plugin Docusaurus loads: presets' plugins come before `plugins`. */
-function docsOptions(config) {
+/** Every docs plugin instance's options, in the order Docusaurus loads them (presets' plugins
+ * before `plugins`); the indexer picks the instance of the folder it indexes. */
+function docsInstances(config) {
+  const found = [];
   for (const preset of config.presets || []) {
-    const found = entry(preset);
-    if (found && CLASSIC.test(found.name.replace(/\/index\.js$/, ''))) {
-      if (found.options.docs === false) continue;
-      return found.options.docs || {};
+    const item = entry(preset);
+    if (item && CLASSIC.test(item.name.replace(/\/index\.js$/, '')) && item.options.docs !== false) {
+      found.push(item.options.docs || {});
     }
   }
   for (const plugin of config.plugins || []) {
-    const found = entry(plugin);
-    if (found && DOCS.test(found.name.replace(/\/(lib\/)?index\.js$/, ''))) return found.options;
+    const item = entry(plugin);
+    if (item && DOCS.test(item.name.replace(/\/(lib\/)?index\.js$/, ''))) found.push(item.options);
   }
-  return null;
+  return found.map((o) => ({id: o.id ?? null, path: o.path ?? null, routeBasePath: o.routeBasePath ?? null}));
 }
 
 async function main() {
@@ -84,14 +85,14 @@ async function main() {
     console.error(`${(error && error.message) || error}${cause}`.split('\n')[0]);
     process.exit(4);
   }
-  const docs = docsOptions(config || {});
+  const docs = docsInstances(config || {});
   const out = {
     loader: chosen.name,
     url: config.url ?? null,
     baseUrl: config.baseUrl ?? null,
     trailingSlash: config.trailingSlash ?? null,
     markdownFormat: config.markdown?.format ?? null,
-    docs: docs && {path: docs.path ?? null, routeBasePath: docs.routeBasePath ?? null},
+    docsInstances: docs,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
