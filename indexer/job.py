@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from functions.errors import ConfigError
+from functions.search.contract import META_BOOK
 from functions.search.embeddings.factory import make_embedder
 from functions.search.store import QdrantStore
 from functions.settings import Settings
@@ -33,6 +34,7 @@ from indexer.sync import Summary, sync_docs
 
 # Where docusaurus-plugin-textbook-chat writes the manifest by default (its `manifestPath`).
 DEFAULT_MANIFEST = Path(".textbook-chat") / "manifest.json"
+SAMPLE_TITLE = "Signals, Sensors and Control"  # samples/textbook/docusaurus.config.js `title`
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class IndexJob:
     manifest: Path | None = None
     routes: dict | None = None
     site_url: str | None = None  # the site's address (config `url`, or the manifest's siteUrl)
+    book: dict | None = None  # {"title", "site", "docs"}: which book (META_BOOK), names only
 
 
 def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | None = None,
@@ -119,33 +122,59 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
               file=sys.stderr)
     if say:
         say(describe_site(site, source, overrides.flags(), manifest, found_manifest))
-    return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes, site_url)
+    book = book_record(docs_dir, site_dir, config.title if config else None)
+    return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes, site_url, book)
+
+
+def book_record(docs_dir: Path, site_dir: Path | None, title: str | None) -> dict:
+    """The index's record of which book it holds: the site's title, the site folder's name and
+    the docs folder in it (names, not paths: GET /health shows the record)."""
+    folder = Path(os.path.abspath(docs_dir))
+    site = Path(os.path.abspath(site_dir)) if site_dir else folder.parent
+    docs = _relative(folder, site) or folder.name
+    return {"title": title or "", "site": site.name, "docs": docs}
 
 
 def stale_manifest(manifest: Path, config_file: Path | None, config) -> str | None:
-    """Why a build manifest may not describe the site as its config now stands (None if it
-    does): the config changed after the manifest was written, or its baseUrl (a plain value in
-    the file) is not the one the manifest was built with, e.g. another site's manifest."""
+    """Why a build manifest does not describe the site as its config now stands (None if it
+    does): the baseUrl, trailingSlash or docs routeBasePath it was built with is not the
+    config's (the config changed since `npm start` or the build wrote it, or it is another
+    site's). A setting the config computes by code counts only once the config has changed
+    since: an environment-dependent baseUrl may differ between builds of one site."""
     try:
-        written = manifest.stat().st_mtime_ns
-        changed = config_file is not None and config_file.stat().st_mtime_ns > written
-    except OSError:
+        built = json.loads(manifest.read_text(encoding="utf-8"))
+        newer = config_file is not None and \
+            config_file.stat().st_mtime_ns > manifest.stat().st_mtime_ns
+    except (OSError, ValueError):
+        return None  # load_manifest says what is wrong with it
+    if config is None or not isinstance(built, dict):
         return None
-    if changed:
-        return f"{shown(manifest)} is older than {shown(config_file)} (changed since the site was last started or built)"
-    if config is None or config.how.startswith("evaluated") or any("`baseUrl`" in w for w in config.warnings):
-        return None  # a baseUrl computed by code may differ between builds: only the date counts
-    built = manifest_base_url(manifest, "")
-    if built and built != config.site.base_url:
-        return (f"{shown(manifest)} was written for baseUrl {built}, and {shown(config_file)} "
-                f"says {config.site.base_url} (another site's, or an older one)")
-    return None
+    evaluated = config.how.startswith("evaluated")
+    site, differ = config.site, []
+    for label, ours, theirs in (
+            ("baseUrl", site.base_url, built.get("baseUrl", site.base_url)),
+            ("trailingSlash", site.trailing_slash, built.get("trailingSlash", site.trailing_slash)),
+            ("routeBasePath", site.route_base_path.strip("/"),
+             str(built.get("routeBasePath") or site.route_base_path).strip("/"))):
+        uncertain = any(f"`{label}`" in w for w in config.warnings) or (evaluated and not newer)
+        if ours != theirs and not uncertain:
+            differ.append(f"{label} {_js(theirs)} (the config says {_js(ours)})")
+    if not differ:
+        return None
+    why = (f"{shown(config_file)} changed since the site was last started or built" if newer
+           else f"it is another site's, or {shown(config_file)} changed since")
+    return f"{shown(manifest)} was written for {', '.join(differ)}: {why}"
+
+
+def _js(value) -> str:
+    return {True: "true", False: "false", None: "unset"}.get(value, value) \
+        if not isinstance(value, str) else value
 
 
 def _relative(docs_dir: Path, site_dir: Path) -> str | None:
     """The docs folder as the site's config names it (`docs`, `community`), or None if outside."""
     try:
-        return docs_dir.resolve().relative_to(site_dir.resolve()).as_posix()
+        return Path(os.path.abspath(docs_dir)).relative_to(os.path.abspath(site_dir)).as_posix()
     except ValueError:
         return None
 
@@ -239,7 +268,38 @@ def using_index(settings: Settings) -> str:
         where = "Qdrant server (QDRANT_URL)"
     else:
         where = f"embedded at {shown(Path(settings.qdrant_path))}"
-    return f"Using index: {where}, collection {settings.collection!r}"
+    line = f"Using index: {where}, collection {settings.collection!r}"
+    book = book_in(settings)
+    if book:
+        line += f", {describe_book(book)}"
+        if is_sample(book):  # scripts/demo.sh's index, in the clone: not the author's book
+            line += (" (the bundled sample: for your own book, run the command in your book's "
+                     "folder, e.g. `cd ../my-book`, or set QDRANT_PATH)")
+    return line
+
+
+def book_in(settings: Settings) -> dict | None:
+    """Which book the embedded index holds, from its record (META_BOOK; read without opening
+    the index). None for a server's index (naming it would cost a request) or an older index."""
+    if settings.qdrant_url:
+        return None
+    from functions.search.edge_store import stored_meta
+
+    book = (stored_meta(settings.qdrant_path, settings.collection) or {}).get(META_BOOK)
+    return book if isinstance(book, dict) else None
+
+
+def describe_book(book: dict) -> str:
+    """`book "Robots" (my-book/docs)`: the site's title and the docs folder it was read from."""
+    folder = "/".join(str(part) for part in (book.get("site"), book.get("docs")) if part)
+    title = book.get("title")
+    return f"book {title!r} ({folder})" if title else f"book {folder}"
+
+
+def is_sample(book: dict) -> bool:
+    """The bundled sample textbook (samples/textbook), which `scripts/demo.sh` indexes."""
+    return (book.get("site"), book.get("docs")) == ("textbook", "docs") and \
+        book.get("title") == SAMPLE_TITLE
 
 
 def say_stderr(line: str) -> None:
@@ -277,7 +337,7 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
             store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"),
-                              editions(job.routes), site_url=job.site_url)
+                              editions(job.routes), site_url=job.site_url, book=job.book)
         if getattr(store, "notice", None):  # the embedded index was rebuilt or moved over
             say(f"textbook-chat: {store.notice}")
         runtime = getattr(embedder, "runtime_label", None)  # the local model's: what computed it

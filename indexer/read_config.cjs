@@ -88,6 +88,7 @@ async function main() {
   const docs = docsInstances(config || {});
   const out = {
     loader: chosen.name,
+    title: config.title ?? null,
     url: config.url ?? null,
     baseUrl: config.baseUrl ?? null,
     trailingSlash: config.trailingSlash ?? null,

@@ -46,6 +46,7 @@ class SiteConfig:
     site: SiteSettings
     docs_path: str = "docs"
     site_url: str | None = None  # `url`: the site's address (MCP's tools give absolute URLs)
+    title: str | None = None  # the site's `title`: the book, as every command names it
     warnings: list[str] = field(default_factory=list)
     how: str = "every setting read from the file"  # or "evaluated with <loader>"
     docs_instances: list = field(default_factory=list)  # every docs plugin instance found
@@ -145,6 +146,7 @@ def settings_of(evaluated: dict, name: str, docs_dir: str | None = None) -> Site
     """SiteConfig from read_config.cjs's output, normalised as Docusaurus validates it."""
     config = SiteConfig(SiteSettings(), how=f"evaluated with {evaluated.get('loader', 'node')}")
     config.site_url = site_address(evaluated.get("url"))
+    config.title = evaluated["title"] if isinstance(evaluated.get("title"), str) else None
     site: dict = {}
     base = evaluated.get("baseUrl")
     if isinstance(base, str) and base:
@@ -230,6 +232,8 @@ def parse_site_config(text: str, name: str = "docusaurus.config.ts",
     values = scan.values
     config = SiteConfig(SiteSettings())
     config.site_url = site_address(next((v for path, v in values if path == ("url",)), None))
+    title = next((v for path, v in values if path == ("title",)), None)
+    config.title = title if isinstance(title, str) else None
     site: dict = {}  # the SiteSettings fields the config sets
 
     def unread(label: str, why: str = "not a plain value") -> None:
@@ -368,9 +372,10 @@ def _scan(text: str) -> _Scan:
         elif value == "[":
             stack.append(("[", pending, None))
             pending = ""
-        elif value in ("}", "]"):
-            if stack:
+        elif value in ("}", "]", ";", "="):  # an object, array or statement ends: no name pends
+            if stack and value in ("}", "]"):
                 stack.pop()
+            pending = ""
         elif value == "." and nxt == "." and tokens[i - 1][1] != "." and stack:
             if in_object:
                 objects[stack[-1][2]]["spread"] = True
@@ -392,7 +397,10 @@ def _scan(text: str) -> _Scan:
         elif kind == "string" and stack:
             pending = _unquote(value)  # ['@docusaurus/plugin-content-docs', {...}] names the object
             if not in_object:  # an array's item: `presets: ['classic']` or a [name, options] pair
-                after = tokens[i + 2][1] if nxt == "," and i + 2 < len(tokens) else ""
+                j = i + 2
+                while j < len(tokens) and tokens[j][1] == "(":  # `'classic', ({...})`
+                    j += 1
+                after = tokens[j][1] if nxt == "," and j < len(tokens) else ""
                 pair = stack[-1][1] == ""  # the pair's own array has no key
                 items.append((path(), pending, "none" if not pair or after in ("", "]") else
                               "object" if after == "{" else "code"))

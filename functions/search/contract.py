@@ -15,6 +15,9 @@ META_SCHEMA = "schema_version"
 META_SYNCED_AT = "synced_at"  # ISO time of the last finished `index` / watch re-sync
 META_EDITIONS = "editions"  # the versions and locales indexed (Editions.as_meta), at each sync
 META_SITE_URL = "site_url"  # the site's address (docusaurus.config `url`), when the sync knew it
+# Which book: {"title": the config's `title`, "site": its folder's name, "docs": the docs folder
+# in it}, so every command can say what it answers from (names only: GET /health shows it).
+META_BOOK = "book"
 SCHEMA_VERSION = 1
 CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
 

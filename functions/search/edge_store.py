@@ -23,6 +23,7 @@ from functions.errors import StoreUnavailableError
 from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
+    META_BOOK,
     META_DIMENSION,
     META_EDITIONS,
     META_MODEL,
@@ -65,6 +66,16 @@ def has_index(path: str | Path, collection: str) -> bool:
     path = Path(path)
     return (path / "edge" / collection).exists() or (path / "edge" / f"{collection}.json").exists() \
         or (path / "collection" / collection / "storage.sqlite").exists()
+
+
+def stored_meta(path: str | Path, collection: str) -> dict | None:
+    """A collection's metadata read from its file, without opening (or locking) the folder;
+    None when there is none or it cannot be read."""
+    try:
+        meta = json.loads((Path(path) / "edge" / f"{collection}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 class EdgeFolder:
@@ -370,7 +381,7 @@ class EdgeStore:
         return self._shard().count(qe.CountRequest(exact=True))
 
     def mark_synced(self, when: str, editions: Editions | None = None,
-                    site_url: str | None = None) -> None:
+                    site_url: str | None = None, book: dict | None = None) -> None:
         """Record the time of the last finished sync (GET /health shows it) and the versions
         and locales it indexed; the engine's writes are made durable first."""
         if self.written:
@@ -379,6 +390,8 @@ class EdgeStore:
         extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
         if site_url:  # the site's address: MCP's tools give absolute URLs with it
             extra[META_SITE_URL] = site_url
+        if book:  # which book (its title and docs folder): every command names it
+            extra[META_BOOK] = book
         self._write_meta({**meta, META_SYNCED_AT: when, **extra})
 
     def index_status(self) -> dict:

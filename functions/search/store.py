@@ -11,6 +11,7 @@ from functions.errors import StoreUnavailableError
 from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
+    META_BOOK,
     META_DIMENSION,
     META_EDITIONS,
     META_MODEL,
@@ -150,12 +151,14 @@ class QdrantStore:
         return int((self.http.call("POST", "/points/count", {"exact": True}) or {})["count"])
 
     def mark_synced(self, when: str, editions: Editions | None = None,
-                    site_url: str | None = None) -> None:
+                    site_url: str | None = None, book: dict | None = None) -> None:
         """Record the time of the last finished sync in the collection (GET /health shows it)
         and the versions and locales it indexed (and the site's address when known)."""
         extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
         if site_url:  # the site's address: MCP's tools give absolute URLs with it
             extra[META_SITE_URL] = site_url
+        if book:  # which book (its title and docs folder): every command names it
+            extra[META_BOOK] = book
         try:
             self.set_meta(**{META_SYNCED_AT: when, **extra})
         except StoreUnavailableError:  # an older server without metadata updates: not fatal

@@ -78,7 +78,15 @@ def test_ask_says_which_index_answered_before_the_answer(book):
     assert main(["index", "docs"]) == 0
     done = _ask(book, "What does a spur gear have?")
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0] == EMBEDDED and "#spur-gears" in done.stdout
+    # which book, from the index's own record: the site folder's name and its docs folder
+    assert done.stderr.splitlines()[0] == f"{EMBEDDED}, book {book.name}/docs"
+    assert "#spur-gears" in done.stdout
+    (book / "docusaurus.config.js").write_text("module.exports = {title: 'Gears and Gearing', "
+                                               "baseUrl: '/gears/'};")
+    assert main(["index", "docs"]) == 0
+    done = _ask(book, "What does a spur gear have?")
+    assert done.stderr.splitlines()[0] == f"{EMBEDDED}, book 'Gears and Gearing' ({book.name}/docs)"
+    assert "bundled sample" not in done.stderr
     # in another folder with no index, its one line says where it looked
     other = book / "other"
     other.mkdir()
@@ -96,7 +104,8 @@ def test_invoke_chat_says_which_index_the_handler_reads(book):
     assert main(["index", "docs"]) == 0
     done = _ask(book, "chat", "--question", "What does a spur gear have?", command="invoke")
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0] == EMBEDDED and "#spur-gears" in done.stdout
+    assert done.stderr.splitlines()[0] == f"{EMBEDDED}, book {book.name}/docs"
+    assert "#spur-gears" in done.stdout
     done = _ask(book, "selection", "--question", "Why?", "--selected-text",
                 "Spur gears have straight teeth.", command="invoke")
     assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
@@ -139,7 +148,7 @@ def test_serve_and_serve_watch_say_which_index_they_serve(book):
     err = _serve_stderr("--watch", "docs")
     assert EMBEDDED in err.splitlines() and "watching docs" in err
     err = _serve_stderr()
-    assert err.splitlines()[0] == EMBEDDED and "POST http://127.0.0.1" in err
+    assert err.splitlines()[0] == f"{EMBEDDED}, book {book.name}/docs" and "POST http://127.0.0.1" in err
     err = _serve_stderr(env={"QDRANT_URL": "https://reader:s3cret@db.invalid:6333",
                              "QDRANT_API_KEY": "k3y-k3y", "QDRANT_COLLECTION": "my-book"})
     assert err.splitlines()[0] == "Using index: Qdrant server (QDRANT_URL), collection 'my-book'"
@@ -170,7 +179,7 @@ def test_eval_says_which_index_it_scores(book, capsys, tmp_path):
     assert main(["index", "docs"]) == 0
     capsys.readouterr()
     main(["eval", str(questions)])  # its score is not the point here
-    assert capsys.readouterr().err.splitlines()[0] == EMBEDDED
+    assert capsys.readouterr().err.splitlines()[0] == f"{EMBEDDED}, book {book.name}/docs"
     assert main(["eval", str(questions), "--collection", "my-book"]) == 2  # no such index:
     err = capsys.readouterr().err  # its one line says where it looked instead
     assert "Using index" not in err and "collection 'my-book'" in err
@@ -217,7 +226,7 @@ def test_mcp_says_which_index_it_serves(book, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # the client hangs up
     assert main(["mcp"]) == 0
     out, err = capsys.readouterr()
-    assert err.splitlines()[0] == EMBEDDED and out == ""  # stdout is the protocol's alone
+    assert err.splitlines()[0] == f"{EMBEDDED}, book {book.name}/docs" and out == ""  # stdout is the protocol's alone
     monkeypatch.setenv("QDRANT_URL", "https://reader:s3cret@db.invalid:6333")
     monkeypatch.setenv("QDRANT_COLLECTION", "my-book")
     assert main(["mcp"]) == 0

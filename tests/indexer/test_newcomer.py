@@ -120,6 +120,10 @@ def test_demo_then_ask_and_eval_with_no_flags(tmp_path):
     ask = cli(tmp_path, "ask", "What does the derivative term of a PID controller do?")
     assert ask.returncode == 0, ask.stderr
     assert "/textbook-chat-sample/docs/pid-control" in ask.stdout  # the demo's index
+    assert ask.stderr.splitlines()[0] == (  # and it says so: an author's question is not
+        "Using index: embedded at .textbook-chat/qdrant, collection 'textbook', book "  # silently
+        "'Signals, Sensors and Control' (textbook/docs) (the bundled sample: for your own "  # the
+        "book, run the command in your book's folder, e.g. `cd ../my-book`, or set QDRANT_PATH)")
     questions = ROOT / "samples" / "textbook" / "questions.jsonl"
     ev = cli(tmp_path, "eval", str(questions), "--json")
     assert ev.returncode == 0, ev.stderr

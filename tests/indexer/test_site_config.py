@@ -285,7 +285,8 @@ def _site_with_manifest(tmp_path, base="/b/"):
 
 def test_a_manifest_older_than_the_config_is_not_used(tmp_path, capsys):
     """baseUrl changed without `npm start`: the old manifest's URLs would be credited to the
-    config. It is set aside, with a message; --manifest still uses it, with the same warning."""
+    config. It is set aside, with a message; --manifest still uses it, with the same warning.
+    A config saved again with the same settings (a comment, a checkout) keeps it in use."""
     import os
 
     from indexer.job import resolve_job
@@ -299,7 +300,8 @@ def test_a_manifest_older_than_the_config_is_not_used(tmp_path, capsys):
     assert job.site.base_url == "/new/"
     assert "permalinks from" not in lines[0] and "docusaurus.config.js" in lines[0]
     err = capsys.readouterr().err
-    assert ".textbook-chat/manifest.json is older than" in err and "docusaurus.config.js" in err
+    assert "manifest.json was written for baseUrl /b/ (the config says /new/): " in err
+    assert "docusaurus.config.js changed since the site was last started or built" in err
     assert "Run `npm start` (or build) in the site to refresh it" in err
     given = resolve_job(docs, manifest=manifest)
     assert given.routes["a.md"].url == "/b/docs/a-page"  # asked for: used, and said
@@ -308,19 +310,25 @@ def test_a_manifest_older_than_the_config_is_not_used(tmp_path, capsys):
     os.utime(manifest, ns=(written + 2 * 10**9, written + 2 * 10**9))  # again, after the change
     job = resolve_job(docs)
     assert job.routes["a.md"].url == "/new/docs/a-page" and capsys.readouterr().err == ""
+    config.write_text(config.read_text() + "// a comment\n")  # newer, the same settings
+    job = resolve_job(docs)
+    assert job.routes["a.md"].url == "/new/docs/a-page" and capsys.readouterr().err == ""
 
 
 def test_another_site_s_manifest_is_not_used(tmp_path, capsys):
+    import os
+
     from indexer.job import resolve_job
 
     docs, config, manifest = _site_with_manifest(tmp_path, base="/other-book/")
-    import os
     os.utime(manifest, ns=(config.stat().st_mtime_ns + 10**9,) * 2)  # newer, but not this site's
+    config.write_text("module.exports = {baseUrl: '/b/', trailingSlash: true};")
+    os.utime(config, ns=(manifest.stat().st_mtime_ns - 10**9,) * 2)
     job = resolve_job(docs)
-    assert job.manifest is None and job.site.base_url == "/other-book/"
+    assert job.manifest is None and job.site.trailing_slash is True
     err = capsys.readouterr().err
-    assert "manifest.json was written for baseUrl /b/, and " in err
-    assert "docusaurus.config.js says /other-book/ (another site's, or an older one)" in err
+    assert "manifest.json was written for trailingSlash unset (the config says true): " in err
+    assert "it is another site's, or " in err and "docusaurus.config.js changed since" in err
 
 
 def test_a_linked_docs_folder_reads_its_own_site_s_config(tmp_path, capsys):
