@@ -159,11 +159,20 @@ class Server:
 
     pid: int
     watch: str | None  # the docs folder `serve --watch` re-indexes (None: plain serve)
+    url: str | None = None  # where it answers (http://127.0.0.1:8787): `ask` asks it there
+    collection: str | None = None  # the collection it serves
+
+
+def serve_url(host: str, port: int) -> str:
+    """The address a client on this machine reaches a serve bound to host:port at."""
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @contextlib.contextmanager
-def record_server(settings: Settings, watch: Path | None) -> Iterator[None]:
-    """Say, while `serve` runs, which serve holds the embedded index (removed when it stops)."""
+def record_server(settings: Settings, watch: Path | None, url: str | None = None) -> Iterator[None]:
+    """Say, while `serve` runs, which serve holds the embedded index and where it answers
+    (removed when it stops)."""
     path = _local(settings)
     if path is None:
         yield
@@ -171,7 +180,8 @@ def record_server(settings: Settings, watch: Path | None) -> Iterator[None]:
     path.mkdir(parents=True, exist_ok=True)
     record = path / SERVER_FILE
     record.write_text(json.dumps({"pid": os.getpid(),
-                                  "watch": str(watch.resolve()) if watch else None}),
+                                  "watch": str(watch.resolve()) if watch else None,
+                                  "url": url, "collection": settings.collection}),
                       encoding="utf-8")
     try:
         yield
@@ -192,4 +202,4 @@ def running_server(settings: Settings) -> Server | None:
         os.kill(pid, 0)  # raises when no such process
     except (OSError, TypeError, ValueError, KeyError):
         return None
-    return Server(pid, data.get("watch"))
+    return Server(pid, data.get("watch"), data.get("url"), data.get("collection"))

@@ -14,13 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from functions.errors import ConfigError
-from functions.search.store import QdrantStore
 from functions.settings import Settings
 from indexer import local_index
-from indexer.job import DEFAULT_MANIFEST, check_docs_dir, index_docs, say_stderr, using_index
-from indexer.report import print_summary
-from indexer.site_config import find_config
-from indexer.watch import LockedStore, Watcher
+from indexer.using import say_stderr, using_index
 from textbook_chat_cli.events import api_gateway_event
 from textbook_chat_cli.options import (
     add_rate_limit_option,
@@ -31,6 +27,7 @@ from textbook_chat_cli.options import (
     say_rate_limits,
 )
 
+ASK_SERVE_SECONDS = 120  # a serve answers within its own request deadline (seconds)
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1)(:\d+)?"
 SERVE_EXAMPLES = """examples:
   textbook-chat serve                                 the API on http://127.0.0.1:8787
@@ -193,15 +190,21 @@ def ask(question: Question, as_json: bool = False, handler=None, explain: bool =
     if hint and not as_json:  # the API's own message may not name the folder: it is ours
         print(f"{hint}.", file=sys.stderr)
         return 1
-    from functions.api.http_errors import configure_logging  # here: it loads starlette
-
+    served = None
+    if function == "chat" and handler is None and not explain:  # the running serve answers:
+        served = ask_serve(body)  # it holds the index and the model already (seconds saved)
     with contextlib.ExitStack() as stack:
         deps = None
-        if handler is None:
-            handler, deps = _handler(function, stack)
-        if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log (after
-            configure_logging(logging.ERROR)  # the app is built: create_app sets LOG_LEVEL's)
-        response = handler(api_gateway_event(f"/{function}", body), None)
+        if served is not None:
+            response = served
+        else:
+            from functions.api.http_errors import configure_logging  # here: it loads starlette
+
+            if handler is None:
+                handler, deps = _handler(function, stack)
+            if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log (after
+                configure_logging(logging.ERROR)  # the app is built: create_app sets LOG_LEVEL's)
+            response = handler(api_gateway_event(f"/{function}", body), None)
         why = explain_decision(body, deps) if explain and function == "chat" and deps else []
     data = json.loads(response.get("body") or "{}")
     lost = None
@@ -227,6 +230,34 @@ def ask(question: Question, as_json: bool = False, handler=None, explain: bool =
         return 1
     status = response.get("statusCode", 500)
     return 0 if status < 400 else 2 if status in (400, 413, 422) else 1
+
+
+def ask_serve(body: dict) -> dict | None:
+    """The answer of the `serve` that holds this index (recorded in QDRANT_PATH), as a Lambda
+    response; None when none runs or it does not answer (then `ask` answers by itself)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError:
+        return None
+    server = local_index.running_server(settings)
+    if server is None or not server.url or server.collection != settings.collection:
+        return None
+    request = urllib.request.Request(f"{server.url}/chat", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=ASK_SERVE_SECONDS) as reply:
+            status, text = reply.status, reply.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        status, text = exc.code, exc.read().decode("utf-8", "replace")
+    except (OSError, ValueError):  # not listening (yet), or gone: answer here instead
+        return None
+    if status >= 500 and status != 503:
+        return None
+    say_stderr(f"Answered by the `textbook-chat serve` running on {server.url} (pid {server.pid}).")
+    return {"statusCode": status, "body": text}
 
 
 def answer_lines(data: dict, function: str = "chat") -> list[str]:
@@ -316,9 +347,14 @@ def cmd_serve(args) -> int:
             settings = Settings.from_env(os.environ)
         except ConfigError:  # the API answers it on every route
             return serve(args)
-        with local_index.record_server(settings, None):
+        with local_index.record_server(settings, None, local_index.serve_url(args.host, args.port)):
             return serve(args)
     from functions.api.deps import Deps  # here: it loads the app's services (~90 ms)
+    from functions.search.store import QdrantStore  # here, as the indexer: `ask` stays light
+    from indexer.job import DEFAULT_MANIFEST, check_docs_dir, index_docs
+    from indexer.report import print_summary
+    from indexer.site_config import find_config
+    from indexer.watch import LockedStore, Watcher
 
     docs = Path(args.watch)
     check_docs_dir(docs)
@@ -328,7 +364,8 @@ def cmd_serve(args) -> int:
     store = LockedStore(QdrantStore.open(settings))
     deps = Deps.from_env(local_env(args.rate_limit), search=store)
     stack = contextlib.ExitStack()
-    stack.enter_context(local_index.record_server(settings, docs))  # `index` names this serve
+    stack.enter_context(local_index.record_server(  # `index` names this serve, `ask` asks it
+        settings, docs, local_index.serve_url(args.host, args.port)))
 
     def sync(job, say=None, recreate=False):
         return index_docs(job, settings, embedder=deps.embedder, store=store, recreate=recreate,
@@ -376,7 +413,7 @@ def missing_index_hint(command: str, settings: Settings | None = None) -> str | 
         settings = settings or Settings.from_env(os.environ)
     except Exception:  # noqa: BLE001 (the API answers a configuration error itself)
         return None
-    from functions.search.edge_store import has_index
+    from functions.search.edge_layout import has_index
 
     if settings.qdrant_url or has_index(settings.qdrant_path, settings.collection):
         return None

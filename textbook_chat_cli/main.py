@@ -5,10 +5,16 @@ function; main runs it."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from functions.errors import TextbookChatError
-from textbook_chat_cli import api, demo, deployed, evaluate, feedback, index, mcp_stdio, release
+
+# The command modules, in the order `--help` lists their commands.
+MODULES = ("index", "demo", "api", "mcp_stdio", "evaluate", "feedback", "release", "deployed")
+# Commands whose module alone is loaded: `ask` asks a running serve in about a second when it
+# imports no indexer, store or model it does not use.
+OWN_MODULE = {"serve": "api", "ask": "api", "invoke": "api"}
 
 EXAMPLES = """examples:
   textbook-chat demo                                  index the bundled sample book and ask it
@@ -31,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="textbook-chat",
         description="Chat with your Docusaurus textbook: cited, anchor-exact answers.",
@@ -39,19 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    index.add_parsers(sub)
-    demo.add_parsers(sub)
-    api.add_parsers(sub)
-    mcp_stdio.add_parsers(sub)
-    evaluate.add_parsers(sub)
-    feedback.add_parsers(sub)
-    release.add_parsers(sub)
-    deployed.add_parsers(sub)
+    for name in [OWN_MODULE[command]] if command in OWN_MODULE else MODULES:
+        importlib.import_module(f"textbook_chat_cli.{name}").add_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

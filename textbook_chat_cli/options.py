@@ -8,10 +8,14 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from functions.errors import ConfigError
 from functions.settings import Settings
-from indexer.job import IndexJob, SiteOverrides, resolve_job, say_stderr
+from indexer.using import say_stderr
+
+if TYPE_CHECKING:
+    from indexer.job import IndexJob
 from indexer.model import ChunkOptions, OptionError
 
 DEFAULT_CHUNKING = ChunkOptions()
@@ -98,6 +102,11 @@ def index_job(args: argparse.Namespace, say: Callable[[str], None] | None = None
     if args.site_dir is not None and not args.site_dir.is_dir():  # a typo: not the defaults
         raise ConfigError(f"--site-dir {args.site_dir} is not a folder: give the site folder "
                           "holding docusaurus.config.js (by default, the docs folder's parent).")
+    from indexer.job import (  # here: the indexer's parsers (`ask` needs none)
+        SiteOverrides,
+        resolve_job,
+    )
+
     overrides = SiteOverrides(
         base_url=args.base_url or None, route_base_path=args.route_base_path,
         trailing_slash=TRAILING_SLASH[args.trailing_slash] if args.trailing_slash else "keep",

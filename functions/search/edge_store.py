@@ -34,6 +34,7 @@ from functions.search.contract import (
     SPARSE_VECTOR,
     Editions,
 )
+from functions.search.edge_layout import has_index, stored_meta  # noqa: F401 (re-exported)
 from functions.search.qdrant_access import collection_missing, same_model, unusable_path
 from functions.search.query import query_body
 from functions.search.ranking import rank
@@ -59,23 +60,6 @@ def engine_version() -> str:
         return "qdrant-edge-py " + version("qdrant-edge-py")
     except PackageNotFoundError:  # pragma: no cover (a vendored copy)
         return "qdrant-edge-py"
-
-
-def has_index(path: str | Path, collection: str) -> bool:
-    """Whether QDRANT_PATH holds the collection in any form (without opening it)."""
-    path = Path(path)
-    return (path / "edge" / collection).exists() or (path / "edge" / f"{collection}.json").exists() \
-        or (path / "collection" / collection / "storage.sqlite").exists()
-
-
-def stored_meta(path: str | Path, collection: str) -> dict | None:
-    """A collection's metadata read from its file, without opening (or locking) the folder;
-    None when there is none or it cannot be read."""
-    try:
-        meta = json.loads((Path(path) / "edge" / f"{collection}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
 
 
 class EdgeFolder:

@@ -1,5 +1,5 @@
-"""`index` says which runtime and precision embedded the book (and says nothing when nothing was
-embedded)."""
+"""`index` says which runtime and precision embedded the book and its time per 1,000 chunks (and
+says nothing when nothing was embedded)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ def test_index_names_the_runtime_that_embedded(tmp_path, capsys, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
     assert main(["index", str(docs)]) == 0
-    said = re.findall(r"^Embedded (\d+) chunks with all-MiniLM-L6-v2 on (.+)\.$",
+    said = re.findall(r"^Embedded (\d+) chunks with all-MiniLM-L6-v2 on (.+) in ([\d.]+) s "
+                      r"\((\d+) s per 1,000 chunks on this machine\)\.$",
                       capsys.readouterr().err, re.M)
     expected = LocalEmbedder().load().runtime_label  # OpenVINO bf16 / OpenVINO f32 / numpy float32
-    assert said == [("1", expected)]
+    [(count, runtime, seconds, per)] = said
+    assert (count, runtime) == ("1", expected)
+    assert abs(int(per) - float(seconds) * 1000) <= 51  # the run's time per 1,000 chunks (1 chunk)
     assert main(["index", str(docs)]) == 0  # unchanged: nothing embedded, nothing to say
     assert "Embedded" not in capsys.readouterr().err
