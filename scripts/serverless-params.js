@@ -5,9 +5,28 @@
 // command (at `initialize`, once params are resolved, before any work) with one line naming the
 // param and its values.
 class AnswersParam {
-  constructor(serverless) {
-    this.hooks = { initialize: () => check(serverless.service.custom || {}, serverless) };
+  constructor(serverless, options) {
+    this.hooks = {
+      initialize: () => check(serverless.service.custom || {}, serverless),
+      'before:deploy:deploy': () => budget(serverless, options || {}),
+    };
   }
+}
+
+// The budget alarm is on by default: a deploy needs the author's e-mail, given once in SSM
+// (/textbook-chat/<stage>/BUDGET_EMAIL, read by every deploy) or as --param="budgetEmail=...";
+// --param="budgetEmail=off" deploys without an alarm.
+function budget(serverless, options) {
+  const resources = (serverless.service.resources || {}).Parameters || {};
+  const email = String(((resources.BudgetEmail || {}).Default) ?? '');
+  if (email) return;
+  const stage = options.stage || serverless.service.provider.stage;
+  throw new serverless.classes.Error(
+    'The budget alarm needs your e-mail, once: aws ssm put-parameter --region "$AWS_REGION" ' +
+      `--name /textbook-chat/${stage}/BUDGET_EMAIL --type String --value you@example.org ` +
+      '(every later deploy reads it), or --param="budgetEmail=you@example.org"; ' +
+      '--param="budgetEmail=off" deploys without an alarm (docs/deploying.md, "Watching it").'
+  );
 }
 
 function check(custom, serverless) {

@@ -76,7 +76,10 @@ def test_the_readme_local_path_on_a_fresh_clone(tmp_path):
         done = _run(ask, book, env, timeout=300)
         assert done.returncode == 0, done.stderr
         using = "Using index: embedded at .textbook-chat/qdrant, collection 'textbook'"
-        assert done.stderr.splitlines()[0] == using
+        said = done.stderr.splitlines()
+        assert said[0] == f"{using}, book 'Signals, Sensors and Control' (my-book/docs)"
+        assert said[1].startswith("Answered by the `textbook-chat serve` running on "
+                                  f"http://127.0.0.1:{port} (pid ")  # not a second model load
         asked = ask.split(" ask ")[0] + ' ask "What does an incremental encoder produce?"'
         done = _run(asked, book, env, timeout=300)
         assert "/textbook-chat-sample/docs/sensors/encoders#incremental-encoders" in done.stdout

@@ -155,8 +155,9 @@ def test_every_flag_in_the_command_table_is_the_command_s():
 
 
 def test_the_release_the_docs_name_is_the_version_and_the_changelog_s():
-    """README and docs/deploying.md name one tag to pin; it is the package's and the plugin's
-    version and the CHANGELOG's latest release, so `git checkout <tag>` finds what they describe."""
+    """README and docs/deploying.md pin one commit; it is the CHANGELOG's latest release, whose
+    version the package, the plugin and MCP say; no doc pins a tag (a tag made in a working copy
+    does not travel with `main`: `git checkout v0.2.0` failed in a clone)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     deploying = (DOCS / "deploying.md").read_text(encoding="utf-8")
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
@@ -164,14 +165,37 @@ def test_the_release_the_docs_name_is_the_version_and_the_changelog_s():
     locked = json.loads((ROOT / "site-plugin" / "package-lock.json").read_text())["packages"][""]
     mcp = re.search(r'^SERVER_VERSION = "([^"]+)"', (ROOT / "functions/api/mcp.py").read_text(), re.M)[1]
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(tag `v\1`\) — \d{4}-\d\d-\d\d$", changelog, re.M)
-    assert releases and releases[0] == version == plugin == locked["version"] == mcp
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(commit `([0-9a-f]{40})`\) — \d{4}-\d\d-\d\d$",
+                          changelog, re.M)
+    assert releases and releases[0][0] == version == plugin == locked["version"] == mcp
     assert changelog.index("## [Unreleased]") < changelog.index(f"## [{version}]")
+    commit = releases[0][1]
     for text in (readme, deploying):
-        tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", text))
-        assert tags == {f"v{version}"}, tags
-        assert "git checkout v" + version in text and "fork" in text and "mirror" in text
+        assert f"git checkout {commit}" in text and "fork" in text and "mirror" in text
+        assert not re.search(r"git (-C \S+ )?checkout v\d", text)  # a tag a clone does not have
+        assert {c for c in re.findall(r"\b[0-9a-f]{12,40}\b", text) if not commit.startswith(c)} == set()
     assert "](CHANGELOG.md)" in readme and "](../CHANGELOG.md)" in deploying
+
+
+def test_the_pinned_commits_exist_in_a_clone_without_tags(tmp_path):
+    """Each release's commit, checked out in a fresh `git clone --no-tags` (a fork has no tags
+    either), says its release's version: "Your pinned copy" can be followed to the letter."""
+    import subprocess
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] \(commit `([0-9a-f]{40})`\)", changelog, re.M)
+    assert len(releases) >= 2
+    clone = tmp_path / "textbook-chat"
+    git = ["git", "-c", "advice.detachedHead=false"]
+    subprocess.run([*git, "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True, timeout=300)
+    assert subprocess.run(["git", "tag"], cwd=clone, capture_output=True, text=True).stdout == ""
+    for version, commit in releases:
+        done = subprocess.run([*git, "checkout", "-q", commit], cwd=clone, capture_output=True, text=True)
+        assert done.returncode == 0, f"{version}: {done.stderr}"
+        said = re.search(r'^version = "([^"]+)"', (clone / "pyproject.toml").read_text(), re.M)[1]
+        assert said == version, f"commit {commit} says {said}, not {version}"
 
 
 def _anchors(path: Path) -> set[str]:

@@ -107,6 +107,19 @@ def test_iam_is_least_privilege(config):
     assert "iam" not in config["provider"]  # no role shared by both functions
     resources = config["resources"]["Resources"]
     keys = {"chat": {"OPENAI_API_KEY", "QDRANT_API_KEY"}, "selection": {"OPENAI_API_KEY"}}
+    conditions = config["resources"]["Conditions"]
+    assert conditions["OpenAiAnswers"] == {"Fn::Equals": [{"Ref": "AnswersMode"}, "openai"]}
+    assert config["resources"]["Parameters"]["AnswersMode"]["Default"] == "${self:custom.answersMode}"
+
+    def if_openai(item, key: str | None = None):
+        """An item kept only in the openai mode (offline: AWS::NoValue), unwrapped."""
+        if "Fn::If" not in item:
+            return item, False
+        condition, kept, dropped = item["Fn::If"]
+        assert (condition, dropped) == ("OpenAiAnswers", {"Ref": "AWS::NoValue"}), item
+        assert key is None or key in json.dumps(kept)
+        return kept, True
+
     for name, role_name in (("chat", "ChatRole"), ("selection", "SelectionRole")):
         assert config["functions"][name]["role"] == role_name
         role = resources[role_name]
@@ -115,6 +128,8 @@ def test_iam_is_least_privilege(config):
         assert principal["Principal"] == {"Service": ["lambda.amazonaws.com"]}
         [policy] = role["Properties"]["Policies"]
         logs, table, secrets = policy["PolicyDocument"]["Statement"]
+        secrets, openai_only = if_openai(secrets, "OPENAI_API_KEY")  # selection's whole statement
+        assert openai_only == (name == "selection")
         assert all(s["Effect"] == "Allow" for s in (logs, table, secrets))
         assert logs["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
         group = logs["Resource"][0]["Fn::Join"][1][-1]
@@ -124,8 +139,12 @@ def test_iam_is_least_privilege(config):
         assert "*" not in json.dumps(table)
         # the stage's own parameters this function reads, read only (one call at init)
         assert secrets["Action"] == ["ssm:GetParameters"]
-        arns = [r["Fn::Join"][1] for r in secrets["Resource"]]
+        resources_ = [if_openai(r) for r in secrets["Resource"]]
+        arns = [r["Fn::Join"][1] for r, _ in resources_]
         assert {a[-1].rsplit("/", 1)[1] for a in arns} == keys[name]
+        # offline, no role reads the OpenAI key: it is kept only where answers are OpenAI's
+        assert all(cut or openai_only for (r, cut) in resources_
+                   if "OPENAI_API_KEY" in json.dumps(r))
         for arn in arns:
             assert arn[-1].startswith(":parameter/textbook-chat/${sls:stage}/")
             assert {"Ref": "AWS::AccountId"} in arn and {"Ref": "AWS::Region"} in arn
@@ -287,7 +306,7 @@ def printed(service: Path, path: str, *args: str, **env: str) -> str:
 
 
 @pytest.mark.slow
-def test_access_log_on_and_budget_alarm_off_by_default_each_switchable(packaged):
+def test_access_log_and_budget_alarm_on_by_default_each_switchable(packaged):
     template = json.loads((packaged / "cloudformation-template-update-stack.json").read_text())
     res = template["Resources"]
     log = res["HttpApiStage"]["Properties"]["AccessLogSettings"]
@@ -299,15 +318,36 @@ def test_access_log_on_and_budget_alarm_off_by_default_each_switchable(packaged)
     assert printed(packaged.parent, "provider.logs", "--param=accessLog=off") == "httpApi: false"
     budget = res["TextbookChatBudget"]
     assert budget["Condition"] == "BudgetAlarmOn"
-    assert template["Conditions"]["BudgetAlarmOn"] == {
-        "Fn::Not": [{"Fn::Equals": [{"Ref": "BudgetEmail"}, ""]}]}
-    assert template["Parameters"]["BudgetEmail"]["Default"] == ""  # off unless an email is given
+    assert template["Conditions"]["BudgetAlarmOn"] == {"Fn::Not": [{"Fn::Or": [
+        {"Fn::Equals": [{"Ref": "BudgetEmail"}, ""]}, {"Fn::Equals": [{"Ref": "BudgetEmail"}, "off"]}]}]}
+    assert template["Parameters"]["BudgetEmail"]["Default"] == "ci@example.org"  # the stage's
     assert budget["Properties"]["Budget"]["BudgetLimit"] == {"Amount": 10, "Unit": "USD"}
     subscribers = [s for n in budget["Properties"]["NotificationsWithSubscribers"]
                    for s in n["Subscribers"]]
     assert subscribers and all(s["Address"] == {"Ref": "BudgetEmail"} for s in subscribers)
     assert printed(packaged.parent, "resources.Parameters.BudgetEmail.Default",
                    "--param=budgetEmail=me@example.org") == "me@example.org"
+    assert printed(packaged.parent, "resources.Parameters.AnswersMode.Default",
+                   "--param=answers=offline") == "offline"  # the roles' cut (test_iam_...)
+    assert template["Parameters"]["AnswersMode"]["Default"] == "openai"
+
+
+@pytest.mark.slow
+def test_a_deploy_without_the_budget_e_mail_stops_and_says_how_to_give_it(packaged):
+    """No e-mail in SSM nor --param: `deploy` stops before any AWS call, naming the one
+    put-parameter that gives it (and the way to go without); `package` is not stopped."""
+    service = packaged.parent
+    env = dict(os.environ, SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off",
+               AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline", AWS_REGION="eu-west-1",
+               AWS_ENDPOINT_URL="http://127.0.0.1:9")  # nothing answers there: no AWS is reached
+    done = subprocess.run([str(service / "node_modules/.bin/serverless"), "deploy", "--stage", "ci",
+                           "--param=budgetEmail=", f"--param=pythonBin={sys.executable}",
+                           "--package", str(packaged)], cwd=service, env=env,
+                          capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert ("The budget alarm needs your e-mail, once: aws ssm put-parameter --region "
+            '"$AWS_REGION" --name /textbook-chat/ci/BUDGET_EMAIL --type String') in out, out[-2000:]
 
 
 @pytest.mark.slow
