@@ -456,3 +456,45 @@ def test_the_deploy_commands_write_and_deploy_to_one_region():
         for line in lines:
             assert '--region "$AWS_REGION"' in line, f"{path.name}: {line.strip()}"
         assert re.search(r"^#?\s*export AWS_REGION=", path.read_text(encoding="utf-8"), re.M)
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="node is not installed")
+def test_old_snapstart_versions_are_pruned_after_a_deploy(config):
+    """scripts/serverless-prune.js, driven through its after:deploy hook with a recording AWS
+    provider: with SnapStart it deletes every version but the alias's and the newest (paging
+    through the listings); without SnapStart (no versions published) it asks nothing."""
+    assert "./scripts/serverless-prune.js" in config["plugins"]
+    assert config["custom"]["prune"]["keep"] == 1
+    script = """
+const Prune = require(process.argv[1]);
+const calls = [];
+const versions = {chat: [['$LATEST', '1', '2', '3'], ['4', '5']], selection: [['$LATEST', '1', '2']]};
+const provider = {request: async (service, method, params) => {
+  calls.push([method, params.FunctionName, params.Qualifier || params.Marker || '']);
+  const fn = params.FunctionName.split('-').pop();
+  if (method === 'listVersionsByFunction') {
+    const page = params.Marker ? 1 : 0;
+    return {Versions: versions[fn][page].map((v) => ({Version: v})),
+            NextMarker: page === 0 && versions[fn].length > 1 ? 'next' : undefined};
+  }
+  if (method === 'listAliases') return {Aliases: fn === 'chat' ? [{Name: 'snapstart', FunctionVersion: '3'}] : []};
+  return {};
+}};
+const run = async (versionFunctions) => {
+  const service = {provider: {versionFunctions}, custom: {prune: {keep: 1}},
+    getAllFunctions: () => ['chat', 'selection'],
+    getFunction: (n) => ({name: `textbook-chat-prod-${n}`})};
+  const plugin = new Prune({service, getProvider: () => provider}, {}, {log: {notice: () => {}}});
+  await plugin.hooks['after:deploy:deploy']();
+};
+run(false).then(() => { calls.push(['-- snapStart on']); return run(true); })
+  .then(() => console.log(JSON.stringify(calls)));
+"""
+    done = subprocess.run(["node", "-e", script, str(ROOT / "scripts" / "serverless-prune.js")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = json.loads(done.stdout)
+    assert calls[0] == ["-- snapStart on"]  # off: not one request
+    deleted = [(fn.rsplit("-", 1)[1], q) for method, fn, q in calls[1:] if method == "deleteFunction"]
+    assert deleted == [("chat", "4"), ("chat", "2"), ("chat", "1"), ("selection", "1")]
+    assert ["listVersionsByFunction", "textbook-chat-prod-chat", "next"] in calls  # the 2nd page

@@ -78,9 +78,9 @@ def test_a_copy_waits_for_a_sync_in_progress_and_says_so_after_its_wait(indexed,
 def test_serve_records_itself_while_it_runs(tmp_path):
     settings = Settings(qdrant_path=str(tmp_path / "qdrant"))
     assert local_index.running_server(settings) is None
-    with local_index.record_server(settings, tmp_path / "docs"):
-        assert local_index.running_server(settings) == local_index.Server(
-            os.getpid(), str((tmp_path / "docs").resolve()))
+    with local_index.record_server(settings, tmp_path / "docs", "http://127.0.0.1:8787"):
+        assert local_index.running_server(settings) == local_index.Server(  # where `ask` asks it
+            os.getpid(), str((tmp_path / "docs").resolve()), "http://127.0.0.1:8787", "textbook")
     assert local_index.running_server(settings) is None
     # a serve killed without cleaning up: its record names a process that is gone
     record = Path(settings.qdrant_path) / local_index.SERVER_FILE
