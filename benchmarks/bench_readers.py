@@ -52,16 +52,20 @@ def main() -> None:
     ap.add_argument("--generate", type=int, metavar="CHUNKS",
                     help="index a gen_corpus book of about CHUNKS chunks instead of --docs")
     ap.add_argument("--follow-up", action="store_true", help="ask with --history (one turn)")
+    ap.add_argument("--reuse", type=Path, metavar="WORK",
+                    help="the folder of an earlier run (its book and index): no indexing")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-readers-"))
-    if args.generate:
+    work = args.reuse or Path(tempfile.mkdtemp(prefix="bench-readers-"))
+    if args.reuse:
+        args.docs = work / "book" / "docs" if (work / "book").is_dir() else args.docs
+    elif args.generate:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         import gen_corpus
 
         gen_corpus.generate(work / "book", chapters=30, megabytes=args.generate / 700)
         args.docs, args.site_dir = work / "book" / "docs", None
     args.question = args.question or (
-        "What does the controller gain limit?" if args.generate
+        "What does the controller gain limit?" if args.generate or args.reuse
         else "What does the derivative term of a PID controller do?")
     history = work / "history.json"
     if args.follow_up:  # an earlier exchange the question follows
@@ -73,11 +77,11 @@ def main() -> None:
     for name in ("QDRANT_URL", "QDRANT_COLLECTION"):
         env.pop(name, None)
     cli = [sys.executable, "-m", "textbook_chat_cli"]
-    site = ["--site-dir", str(args.site_dir)] if args.site_dir else []
-    done = subprocess.run([*cli, "index", str(args.docs), *site], env=env, cwd=work, check=True,
-                          capture_output=True, text=True)
-    print(next((ln for ln in done.stderr.splitlines() if "per 1,000 chunks" in ln), ""))
-    print(done.stderr.strip().splitlines()[-1])
+    site = ["--site-dir", str(args.site_dir)] if args.site_dir and not args.reuse else []
+    if not args.reuse:
+        done = subprocess.run([*cli, "index", str(args.docs), *site], env=env, cwd=work,
+                              check=True, capture_output=True, text=True)
+        print(next((ln for ln in done.stderr.splitlines() if "per 1,000 chunks" in ln), ""), flush=True)
     follow = ["--history", str(history)] if args.follow_up else []
     body = {"question": args.question}
     if args.follow_up:
