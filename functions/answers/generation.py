@@ -15,9 +15,9 @@ the author sees (502).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from functions.answers import claims, extractive
+from functions.answers import claims, extractive, streaming
 from functions.answers.finish import REFUSAL, finish, refusal
 from functions.answers.prompt import chat_messages
 from functions.answers.sections import split_hits
@@ -28,9 +28,12 @@ from functions.search.types import SearchHit
 from functions.services.budget import approx_tokens
 
 
-def complete(llm, messages: list[dict]):
-    """One completion within what the request has left, keeping time for the claim check."""
+def complete(llm, messages: list[dict], written: Callable[[str], None] | None = None):
+    """One completion within what the request has left, keeping time for the claim check.
+    `written`: the reply so far, each time the model writes more (a model that can stream)."""
     with within(time_left(float("inf")), reserve=CHECK_RESERVE):
+        if written is not None and hasattr(llm, "stream"):
+            return llm.stream(messages, written)
         return llm.complete(messages)
 
 
@@ -43,7 +46,9 @@ def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], ll
     if not hits:
         return refusal(REFUSAL, confidence, hits), 0
     hits = [part for _, part in split_hits(hits)]
-    completion = complete(llm, chat_messages(question, hits, history))
+    out = streaming.sink()  # the reader sees each checked sentence as it is written
+    progress = None if out is None else streaming.Shown(hits, embedder, confidence, out).add
+    completion = complete(llm, chat_messages(question, hits, history), progress)
     used = completion.total_tokens
     result, embedded = shown(completion.text, hits, embedder, confidence)
     if getattr(embedder, "paid", False):

@@ -82,6 +82,17 @@ def search_sections(req: ChatRequest, retriever, spend_cap, paid: bool) -> list[
     return out[:req.top_k]
 
 
+def search_as_typed(req: ChatRequest, retriever, spend_cap, paid: bool) -> list[dict]:
+    """POST /sources with `search`: search_sections for the words typed so far, each section
+    with its heading path, URL and the start of its text (not the whole of it): what a search
+    box lists under the box. No confidence cut: the reader judges a list of headings."""
+    from functions.answers.citations import snippet
+
+    return [{key: section[key] for key in ("title", "doc_title", "heading_path", "url")}
+            | {"snippet": snippet(section["text"])}
+            for section in search_sections(req, retriever, spend_cap, paid)]
+
+
 def _has_body(text: str) -> bool:
     """Whether the section holds more than its heading (a page's H1 alone is no passage)."""
     return any(line.strip() and not _HEADING.match(line) for line in text.splitlines())

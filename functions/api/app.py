@@ -4,6 +4,7 @@ over Deps."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -37,6 +38,7 @@ from functions.api.validation import (
     check_size,
     feedback_request,
     parse_json,
+    search_flag,
     selection_request,
 )
 from functions.deadline import REPLY_SECONDS, Deadline, on_time, request_seconds, within
@@ -121,6 +123,8 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
             raw = await read_body(request, BODY_CAPS[route])
             if gate is None:
                 result = timed_work(raw)
+            elif route == "chat" and NDJSON in request.headers.get("accept", ""):
+                result = await streamed(gate, deadline, lambda: timed_work(raw), request_id, fail)
             else:
                 async with gate.turn(deadline):
                     result = await run_in_threadpool(timed_work, raw)
@@ -135,6 +139,69 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
             client=hashlib.sha256(ip.encode()).hexdigest()[:12])
         return response
     return run
+
+
+NDJSON = "application/x-ndjson"
+
+
+async def streamed(gate: Gate, deadline: Deadline, work: Callable[[], dict], request_id: str,
+                   fail: Failure) -> dict | Response:
+    """POST /chat asked with `Accept: application/x-ndjson` on a local server: a model's
+    answer as it is written (functions.answers.streaming), one JSON object a line:
+    `{"partial": {"answer", "citations"}}` each time a checked sentence joins the text shown,
+    then `{"final": …}`, the body a non-streamed request gets (or `{"failed": {"status",
+    "body"}}`). Until the first sentence, nothing is sent: an answer with none (offline, a
+    refusal, an error) is the usual JSON response, with its status."""
+    import asyncio
+
+    from starlette.responses import StreamingResponse
+
+    from functions.answers.streaming import streaming
+
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue = asyncio.Queue()
+
+    def sink(event: dict) -> None:
+        loop.call_soon_threadsafe(events.put_nowait, ("partial", event))
+
+    def worked() -> dict | Response:
+        with streaming(sink):
+            return work()
+
+    async def produce() -> None:
+        try:
+            async with gate.turn(deadline):
+                events.put_nowait(("final", await run_in_threadpool(worked)))
+        except Exception as exc:  # noqa: BLE001 (every failure becomes JSON, as in `endpoint`)
+            events.put_nowait(("failed", exc))
+
+    producer = asyncio.create_task(produce())
+    kind, item = await events.get()
+    if kind == "final":
+        return item
+    if kind == "failed":
+        raise item
+
+    async def lines():
+        nonlocal kind, item
+        _ = producer  # held until the answer is done
+        while True:
+            if kind == "partial":
+                line = {"partial": item}
+            elif kind == "final":
+                line = {"final": item if isinstance(item, dict) else {}}
+                line["final"] = {**line["final"], "request_id": request_id}
+            else:
+                failed = fail(item, request_id)
+                line = {"failed": {"status": failed.status_code,
+                                   "body": json.loads(bytes(failed.body))}}
+            yield json.dumps(line, ensure_ascii=False) + "\n"
+            if kind != "partial":
+                return
+            kind, item = await events.get()
+
+    return StreamingResponse(lines(), media_type=NDJSON,
+                             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-store"})
 
 
 def _record(deps, request_id: str, question: str, result: Answer, mode: str) -> None:
@@ -175,12 +242,19 @@ def chat_work(deps) -> Work:
 def sources_work(deps) -> Work:
     """POST /sources: the /chat body, answered with the sections found (functions.answers.sources)
     and, where a model writes the answers, the offline answer's passage. Its own rate-limit
-    bucket, so asking for sources never uses up a reader's questions."""
+    bucket, so asking for sources never uses up a reader's questions. With `"search": true`,
+    the sections the words typed so far find (the widget's box searching as the reader types),
+    in a bucket of their own."""
     def work(raw: bytes, ip: str, request_id: str) -> dict:
-        from functions.answers.sources import find_sources
+        from functions.answers.sources import find_sources, search_as_typed
 
+        body = parse_json(raw)
+        if search_flag(body):  # the widget's box, as the reader types: its own allowance
+            check_rate(deps.rate_limiter, f"{ip}|search")
+            return {"sections": search_as_typed(chat_request(body), deps.retriever, deps.spend_cap,
+                                                deps.paid)}
         check_rate(deps.rate_limiter, f"{ip}|sources")
-        req = chat_request(parse_json(raw))
+        req = chat_request(body)
         return find_sources(req, deps.retriever, deps.spend_cap, deps.settings, deps.paid,
                             writes=deps.chat_model is not None)
     return work

@@ -172,6 +172,17 @@ def _filters(value) -> dict[str, str]:
     return out
 
 
+def search_flag(data: dict) -> bool:
+    """POST /sources' `search` (true: the sections the words typed so far find, for the widget's
+    box as the reader types); taken out of the body, which is /chat's otherwise."""
+    flag = data.pop("search", False)
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise ApiError(422, "invalid_field", "`search` must be true or false.")
+    return flag
+
+
 def chat_request(data: dict) -> ChatRequest:
     _unknown(data, {"question", "history", "page_url", "filters", "top_k", "mode"})
     top_k = data.get("top_k", 5)

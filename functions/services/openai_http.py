@@ -20,6 +20,7 @@ package would add about a second to a Lambda cold start.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -172,6 +173,46 @@ class OpenAIHttp:
                     "time left to try again.", status=status, retry_after=wait, transient=True)
             self.sleep(delay)
 
+    def stream(self, path: str, body: dict, on_data: Callable[[dict], None]) -> bool:
+        """POST with `"stream": true`: each server-sent event's JSON to `on_data`, as it comes,
+        in one attempt. False when nothing came (refused, not there, no reply in time: the
+        caller asks again with `post`, its retries and its errors); an UpstreamError (transient)
+        when the stream broke after its first event."""
+        started = False
+        start = time.monotonic()
+        budget = time_left(math.inf if self.deadline is None else self.deadline)
+        try:
+            left = budget - (time.monotonic() - start)
+            if left <= 0.5:
+                return False
+            timeout = httpx.Timeout(min(self.timeout, left), connect=min(self.connect_timeout, left))
+            with self.client.stream("POST", self.base_url + path, json=body,
+                                    timeout=timeout) as response:
+                if response.status_code >= 300 or "text/event-stream" not in \
+                        response.headers.get("content-type", ""):
+                    return False
+                for line in response.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        break
+                    if budget - (time.monotonic() - start) <= 0:
+                        raise httpx.ReadTimeout("the request's deadline passed")
+                    try:
+                        event = json.loads(data)
+                    except ValueError:
+                        continue
+                    started = True
+                    on_data(event)
+            return started
+        except httpx.HTTPError as exc:
+            if not started:
+                return False
+            raise UpstreamError(f"The answer from {body.get('model') or 'the model'} at "
+                                f"{self.where} broke off while it was written "
+                                f"({type(exc).__name__}).", transient=True) from None
+
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with full jitter (AWS architecture blog's recommendation)."""
         return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
@@ -218,6 +259,34 @@ class OpenAIChat:
             raise UpstreamError("The answer service sent a reply without an answer.") from None
         usage = data.get("usage") or {}
         return Completion(text, int(usage.get("prompt_tokens") or 0),
+                          int(usage.get("completion_tokens") or 0))
+
+
+    def stream(self, messages: Sequence[dict], written: Callable[[str], None],
+               max_tokens: int | None = None) -> Completion:
+        """`complete`, read as the model writes it: `written(text so far)` at each piece. A
+        stream that does not start (a provider without streaming, a refusal, a slow first
+        token) is asked again as `complete` asks, with its retries."""
+        parts: list[str] = []
+        usage: dict = {}
+
+        def take(event: dict) -> None:
+            if isinstance(event.get("usage"), dict):
+                usage.update(event["usage"])
+            try:
+                piece = event["choices"][0].get("delta", {}).get("content") or ""
+            except (KeyError, IndexError, TypeError, AttributeError):
+                return
+            if piece:
+                parts.append(piece)
+                written("".join(parts))
+
+        body = {"model": self.model, "messages": list(messages), "temperature": self.temperature,
+                "max_tokens": max_tokens or self.max_tokens, "stream": True,
+                "stream_options": {"include_usage": True}}
+        if not self.http.stream("/chat/completions", body, take) or not parts:
+            return self.complete(messages, max_tokens)
+        return Completion("".join(parts), int(usage.get("prompt_tokens") or 0),
                           int(usage.get("completion_tokens") or 0))
 
 

@@ -140,12 +140,9 @@ class ModelApi:
 
 
 @pytest.fixture(scope="session")
-def model_server(built_site, site_server):
-    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server)
-    and local embeddings; started once (it indexes the sample as it starts) for every test that
-    asks model_api, and warmed by one question."""
-    import httpx
-
+def model_fake():
+    """The fake OpenAI server model_server's chat model is (its answers stream when asked:
+    `hold_streams()`, `stream_pause`)."""
     from tests.fakes.openai_server import FakeOpenAI, passage_responder
 
     def slow_model(body: dict) -> str:
@@ -153,24 +150,35 @@ def model_server(built_site, site_server):
             time.sleep(MODEL_SECONDS)  # a follow-up's rewrite
         return passage_responder(body)
 
-    data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
     with FakeOpenAI(responder=slow_model) as fake:
-        env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
-               "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
-               "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
-        env.pop("QDRANT_URL", None)
-        watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
-        try:
-            # any free port: a fixed range is shared with other checkouts' runs on the machine
-            with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", 0,
-                                             watch) as url:
-                httpx.post(f"{url}/sources", json={"question": "What is PID control?"}, timeout=300)
-                yield url
-        finally:
-            if (data / "serve.log").exists():  # each request's route and ms, for the timings
-                ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                shutil.copy(data / "serve.log", ARTIFACTS / "model-serve.log")
-            shutil.rmtree(data, ignore_errors=True)
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def model_server(built_site, site_server, model_fake):
+    """`textbook-chat serve --watch` on the sample with a chat model (the fake OpenAI server)
+    and local embeddings; started once (it indexes the sample as it starts) for every test that
+    asks model_api, and warmed by one question."""
+    import httpx
+
+    data = Path(tempfile.mkdtemp(prefix="tc-e2e-model-"))
+    fake = model_fake
+    env = {**os.environ, "QDRANT_PATH": str(data / "qdrant"), "PYTHONPATH": str(REPO),
+           "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url,
+           "CHAT_PROVIDER": "openai", "EMBEDDING_PROVIDER": "local", "OMP_NUM_THREADS": "1"}
+    env.pop("QDRANT_URL", None)
+    watch = ("--watch", str(built_site.site_dir / "docs"), "--cors-origin", site_server.split(BASE_URL)[0])
+    try:
+        # any free port: a fixed range is shared with other checkouts' runs on the machine
+        with servers.textbook_chat_serve(cli_command(), env, data, data / "serve.log", 0,
+                                         watch) as url:
+            httpx.post(f"{url}/sources", json={"question": "What is PID control?"}, timeout=300)
+            yield url
+    finally:
+        if (data / "serve.log").exists():  # each request's route and ms, for the timings
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            shutil.copy(data / "serve.log", ARTIFACTS / "model-serve.log")
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture

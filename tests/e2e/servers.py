@@ -105,6 +105,10 @@ def api_proxy(port: int = 0) -> SwitchableProxy:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
             conn.request(self.command, self.path, body=body or None, headers=headers)
             reply = conn.getresponse()
+            if "x-ndjson" in (reply.getheader("Content-Type") or ""):
+                self._stream(reply)  # an answer as it is written: passed on line by line
+                conn.close()
+                return
             data = reply.read()
             self.send_response(reply.status)
             for key, value in reply.getheaders():
@@ -114,6 +118,18 @@ def api_proxy(port: int = 0) -> SwitchableProxy:
             self.end_headers()
             self.wfile.write(data)
             conn.close()
+
+        def _stream(self, reply):
+            self.send_response(reply.status)
+            for key, value in reply.getheaders():
+                if key.lower() not in ("transfer-encoding", "connection", "content-length", "server", "date"):
+                    self.send_header(key, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True  # the body ends when the connection does (HTTP/1.0)
+            while line := reply.readline():
+                self.wfile.write(line)
+                self.wfile.flush()
 
         do_GET = do_POST = do_OPTIONS = _forward
 

@@ -27,8 +27,13 @@ def innerheight(page) -> int:
 def _hold(page, path: str) -> list:
     """Requests to the API's `path` are held (neither sent nor answered) until the test says."""
     held: list = []
-    page.route(f"**/{path}", lambda route: held.append(route))
+    page.route(f"**/{path}", lambda route: route.continue_() if _search(route) else held.append(route))
     return held
+
+
+def _search(route) -> bool:
+    """The box's search as the reader types (a /sources body with `"search": true`)."""
+    return '"search":true' in (route.request.post_data or "")
 
 
 def _until(page, ready, timeout_s: float = 60.0) -> None:

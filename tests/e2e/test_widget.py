@@ -53,8 +53,11 @@ def _open_and_ask(page, question: str):
     page.keyboard.press("Enter")
 
 
-def _posts(api_proxy, path: str) -> list[dict]:
-    return [json.loads(body) for method, p, body in api_proxy.requests if method == "POST" and p.endswith(path)]
+def _posts(api_proxy, path: str, searches: bool = False) -> list[dict]:
+    """The bodies POSTed to `path`; the box's searches as the reader types (`"search": true`)
+    only when `searches`."""
+    bodies = [json.loads(body) for method, p, body in api_proxy.requests if method == "POST" and p.endswith(path)]
+    return [b for b in bodies if bool(b.get("search")) == searches]
 
 
 def _stub_answer(target_url: str, **extra) -> dict:

@@ -16,7 +16,11 @@ Usage::
   text (`embedding_for(text, dimension)`), honouring `dimensions` and
   `encoding_format` (`float` or `base64`, which the openai client asks for by default).
 - `POST /v1/chat/completions`: a scripted reply (`reply_next`) or `default_reply`, which cites
-  `[1]`; `stream: true` is refused with a 400.
+  `[1]`; with `stream: true` the reply comes as server-sent events, a word at a time (OpenAI's
+  `chat.completion.chunk`s, then the usage when `stream_options.include_usage`, then `[DONE]`).
+  `hold_streams()` returns an Event: until it is set, each stream stops after its first cited
+  sentence and the next word (what a reader sees first), so a test sees what shows meanwhile;
+  `stream_pause` spaces the words as a model writing them would.
 - `fail_next(status, times=1, retry_after=None, endpoint=None)`: scripted errors (401, 429, 5xx)
   in OpenAI's error shape, with a `Retry-After` header when given; `endpoint` is
   "embeddings" or "chat" to aim at one route. `delay_next(seconds, ...)` sleeps before
@@ -83,6 +87,7 @@ class FakeOpenAI:
     default_reply: str = DEFAULT_REPLY
     reverse_embeddings: bool = False  # list `data` last-first (with true `index`es)
     responder: Callable[[dict], str] | None = None  # the reply when none is scripted
+    stream_pause: float = 0.0  # seconds between the words of a streamed reply (a model writing)
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -91,6 +96,7 @@ class FakeOpenAI:
         self._replies: list[str] = []
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
+        self._stream_gate: threading.Event | None = None
 
     # -- scripting -------------------------------------------------------------------------
     def fail_next(self, status: int = 500, times: int = 1, retry_after: float | None = None,
@@ -101,6 +107,12 @@ class FakeOpenAI:
     def delay_next(self, seconds: float, times: int = 1, endpoint: str | None = None) -> None:
         with self._lock:
             self._events += [_Event(endpoint, delay=seconds) for _ in range(times)]
+
+    def hold_streams(self) -> threading.Event:
+        """Streams stop after their first cited sentence and the next word until the Event is set."""
+        with self._lock:
+            self._stream_gate = threading.Event()
+            return self._stream_gate
 
     def reply_next(self, content: str, times: int = 1) -> None:
         with self._lock:
@@ -181,14 +193,17 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
     def _chat(self, body: dict) -> tuple[int, dict, dict]:
-        if body.get("stream"):
-            return _error(400, "The fake OpenAI server supports stream: false only.")
         with self._lock:
             content = self._replies.pop(0) if self._replies else None
         if content is None:
             content = self.responder(body) if self.responder else self.default_reply
         prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         completion = len(content.split())
+        if body.get("stream"):
+            return 200, {"_stream": content, "model": body.get("model", "fake"),
+                         "usage": body.get("stream_options", {}).get("include_usage") and {
+                             "prompt_tokens": prompt, "completion_tokens": completion,
+                             "total_tokens": prompt + completion}}, {}
         return 200, {
             "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
@@ -222,6 +237,9 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(record)
             status, payload, extra = server._handle(self.path, body, headers)
             record.status = status
+            if "_stream" in payload:
+                self._stream(payload)
+                return
             data = json.dumps(payload).encode("utf-8")
             try:
                 self.send_response(status)
@@ -232,6 +250,50 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout test): nothing to answer
+
+        def _stream(self, payload: dict) -> None:
+            """The reply as server-sent events, a word at a time (chunked transfer)."""
+            words = re.findall(r"\S+\s*", payload["_stream"])
+            # the first cited sentence ("… [1]." or "… . [1]") and the next word
+            first = re.search(r"\[\d+\][.!?]?\s+\S+\s*", payload["_stream"])
+            hold_at = first.end() if first else None
+            gate = server._stream_gate
+
+            def chunk(data: dict | str) -> None:
+                line = f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
+                self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+                self.wfile.flush()
+
+            def piece(delta: dict, finish: str | None = None, usage: dict | None = None) -> dict:
+                return {"id": "chatcmpl-fake-stream", "object": "chat.completion.chunk",
+                        "created": int(time.time()), "model": payload["model"],
+                        "choices": [] if usage else [{"index": 0, "delta": delta,
+                                                      "finish_reason": finish}],
+                        **({"usage": usage} if usage else {})}
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk(piece({"role": "assistant", "content": ""}))
+                sent = 0
+                for word in words:
+                    if sent and server.stream_pause:
+                        server._stopping.wait(server.stream_pause)
+                    chunk(piece({"content": word}))
+                    sent += len(word)
+                    if gate is not None and hold_at is not None and sent >= hold_at:
+                        while not gate.wait(0.05) and not server._stopping.is_set():
+                            pass
+                        gate = None
+                chunk(piece({}, "stop"))
+                if payload.get("usage"):
+                    chunk(piece({}, usage=payload["usage"]))
+                chunk("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def log_message(self, *args) -> None:  # keep test output quiet
             pass

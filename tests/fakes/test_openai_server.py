@@ -36,14 +36,50 @@ def test_failures_aim_at_one_endpoint(fake_openai):
     assert ask(fake_openai) == DEFAULT_REPLY
 
 
-def test_429_carries_retry_after_and_stream_is_refused(fake_openai):
+def test_429_carries_retry_after(fake_openai):
     fake_openai.fail_next(status=429, retry_after=7)
     with pytest.raises(openai.RateLimitError) as err:
         ask(fake_openai)
     assert err.value.response.headers["retry-after"] == "7"
-    with pytest.raises(openai.BadRequestError, match="stream"):
-        client(fake_openai).chat.completions.create(
+
+
+def test_a_stream_comes_a_word_at_a_time_as_the_official_client_reads_it(fake_openai):
+    fake_openai.reply_next("Kp sets the gain [1]. Ki removes the offset [2].")
+    chunks = list(client(fake_openai).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True,
+        stream_options={"include_usage": True}))
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert "".join(pieces) == "Kp sets the gain [1]. Ki removes the offset [2]."
+    assert len(pieces) == 10
+    assert chunks[-1].usage.completion_tokens == 10 and not chunks[-1].choices
+
+
+def test_held_streams_stop_after_the_first_sentence_and_a_word(fake_openai):
+    import threading
+
+    fake_openai.reply_next("Kp sets the gain [1]. Ki removes the offset [2].")
+    gate = fake_openai.hold_streams()
+    seen: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        stream = client(fake_openai).with_options(timeout=60).chat.completions.create(
             model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+        for c in stream:
+            if c.choices and c.choices[0].delta.content:
+                seen.append(c.choices[0].delta.content)
+        done.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(600):  # until the held stream has sent what it sends first
+        if "".join(seen) == "Kp sets the gain [1]. Ki ":
+            break
+        done.wait(0.1)
+    assert "".join(seen) == "Kp sets the gain [1]. Ki " and not done.is_set()
+    gate.set()
+    reader.join(60)
+    assert "".join(seen) == "Kp sets the gain [1]. Ki removes the offset [2]."
 
 
 def test_delay_makes_the_client_time_out(fake_openai):

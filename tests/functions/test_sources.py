@@ -172,3 +172,32 @@ def test_sources_with_a_model_spend_from_the_days_budget_as_chat_does(make_deps,
     replies = [_post(handler, "/sources", JITTER) for _ in range(4)]  # 11 tokens each
     assert [status for status, _ in replies] == [200, 200, 200, 429], replies
     assert replies[3][1]["error"]["code"] == "daily_budget" and not fake_openai.requests
+
+
+# The widget's box searching as the reader types: POST /sources with "search": true.
+def test_search_as_typed_lists_sections_with_their_headings(client):
+    c = client()
+    r = c.post("/sources", json={"question": "loop jitter", "search": True})
+    assert r.status_code == 200, r.text
+    sections = r.json()["sections"]
+    assert sections and sections[0]["url"] == "/book/docs/loop#loop-jitter"
+    assert all(set(s) == {"title", "doc_title", "heading_path", "url", "snippet"} for s in sections)
+    assert all(s["url"] in ALL_URLS for s in sections)
+    assert len({s["url"] for s in sections}) == len(sections) <= 5
+    first = sections[0]
+    assert first["heading_path"][-1] == first["title"] and first["snippet"]
+    assert "#" not in first["snippet"]  # prose, not the section's raw Markdown heading
+    assert not c.deps.feedback.answers  # nothing recorded
+
+
+def test_search_as_typed_has_its_own_allowance_and_checks_its_flag(client):
+    c = client(rate_limiter=MemoryRateLimiter(1, 100))
+    assert c.post("/sources", json={"question": "jitter", "search": True}).status_code == 200
+    assert c.post("/sources", json={"question": "jitter"}).status_code == 200  # not used up
+    assert c.post("/sources", json={"question": "jitter", "search": True}).status_code == 429
+    r = client().post("/sources", json={"question": "jitter", "search": "yes"})
+    assert r.status_code == 422 and "`search`" in r.json()["error"]["message"]
+    r = client().post("/chat", json={"question": "jitter", "search": True})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "unknown_field"
+    r = client().post("/sources", json={"question": "", "search": True})
+    assert r.status_code in (400, 422) and r.json()["error"]["code"]

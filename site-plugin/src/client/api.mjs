@@ -55,7 +55,7 @@ export function endpoint(apiUrl, path) {
  * or of kind 'aborted' when `signal` (the reader's stop button) cancels it. `fetchImpl` is injected
  * so tests can pass a fake or a real fetch.
  */
-export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels = {}, signal = null} = {}) {
+export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels = {}, signal = null, onPartial = null} = {}) {
   const controller = typeof AbortController === 'function' ? new AbortController() : null;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -70,7 +70,8 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels 
   try {
     response = await fetchImpl(url, {
       method: 'POST',
-      headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+      // With `onPartial`, an API that streams a model's answer may send it as it is written.
+      headers: {'Content-Type': 'application/json', Accept: onPartial ? `${NDJSON}, application/json` : 'application/json'},
       body: JSON.stringify(body),
       signal: controller?.signal,
     });
@@ -82,10 +83,25 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels 
     signal?.removeEventListener?.('abort', stop);
   }
   let data = null;
+  let status = response.status;
+  const streamed = Boolean(onPartial) && String(response.headers?.get?.('Content-Type') || '').startsWith(NDJSON);
   try {
-    data = await response.json();
-  } catch {
+    if (streamed) {
+      const ended = await readLines(response, onPartial, signal);
+      data = ended.body;
+      status = ended.status;
+    } else {
+      data = await response.json();
+    }
+  } catch (failure) {
+    if (signal?.aborted) throw new ApiError({kind: 'aborted', message: ''});
+    // a stream that broke off (or ended with no answer) is a lost connection
+    if (streamed) throw new ApiError(describeFailure({network: true}, labels));
     data = null;
+  }
+  if (status >= 400) {
+    const retryAfter = parseRetryAfter(response.headers?.get?.('Retry-After'));
+    throw new ApiError({...describeFailure({status, body: data, retryAfter}, labels), status, retryAfter});
   }
   if (!response.ok) {
     const retryAfter = parseRetryAfter(response.headers?.get?.('Retry-After'));
@@ -95,6 +111,54 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels 
     throw new ApiError({kind: 'bad_response', status: response.status, message: fill(labels.errorBadResponse ?? 'errorBadResponse')});
   }
   return data;
+}
+
+const NDJSON = 'application/x-ndjson';
+
+/**
+ * A streamed answer (POST /chat, `application/x-ndjson`): one JSON object a line, each
+ * `{"partial": {answer, citations}}` (the checked sentences so far) to `onPartial`, until
+ * `{"final": body}` (the answer a non-streamed request returns) or `{"failed": {status, body}}`.
+ * Returns {status, body}; a stream that ends without either is a network failure.
+ */
+export async function readLines(response, onPartial, signal = null) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const take = (line) => {
+    if (!line.trim()) return null;
+    const event = JSON.parse(line);
+    if (event.partial && typeof event.partial === 'object') {
+      onPartial(normaliseAnswer(event.partial));
+      return null;
+    }
+    if (event.final && typeof event.final === 'object') return {status: response.status, body: event.final};
+    if (event.failed && typeof event.failed === 'object') return {status: Number(event.failed.status) || 500, body: event.failed.body};
+    return null;
+  };
+  for (;;) {
+    if (signal?.aborted) {
+      reader.cancel().catch(() => {});
+      throw new ApiError({kind: 'aborted', message: ''});
+    }
+    const {done, value} = await reader.read();
+    buffered += decoder.decode(value || new Uint8Array(), {stream: !done});
+    let cut = buffered.indexOf('\n');
+    while (cut >= 0) {
+      const ended = take(buffered.slice(0, cut));
+      if (ended) {
+        reader.cancel().catch(() => {});
+        return ended;
+      }
+      buffered = buffered.slice(cut + 1);
+      cut = buffered.indexOf('\n');
+    }
+    if (done) {
+      const ended = take(buffered);
+      if (ended) return ended;
+      throw new ApiError({kind: 'network', message: ''});
+    }
+  }
 }
 
 /** Normalise an answer body so the widget never trips over a missing field. */

@@ -167,3 +167,55 @@ test('each outcome is kept; the closest passage is shown without the API’s Eng
   assert.equal(normaliseAnswer({answer: 'x', low_confidence: true}).outcome, 'answered');
   assert.equal(normaliseAnswer({answer: 'x', outcome: 'maybe'}).outcome, 'answered');
 });
+
+// A streamed answer: lines written one at a time by a real server, the test deciding when.
+const streamed = (lines, {status = 200, between = null} = {}) => async (req, res) => {
+  res.writeHead(status, {'Content-Type': 'application/x-ndjson'});
+  for (const line of lines) {
+    res.write(`${JSON.stringify(line)}\n`);
+    if (between) await between();
+  }
+  res.end();
+};
+
+test('a streamed answer shows its checked sentences as they come, then returns the final body', async () => {
+  const shown = [];
+  let accept;
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const final = {answer: 'Kp sets the gain [1]. Ki removes the offset [1].', citations: [{n: 1, url: '/docs/pid#gains'}], request_id: 'r9'};
+  const result = await withServer(
+    (req, res) => {
+      accept = req.headers.accept;
+      streamed([{partial: {answer: 'Kp sets the gain [1].', citations: [{n: 1, url: '/docs/pid#gains'}]}}, {final}], {between: () => held})(req, res);
+    },
+    async (url) => {
+      const pending = postJson(fetch, `${url}/chat`, {question: 'x'}, {labels, onPartial: (partial) => {
+        shown.push(partial.answer);
+        release(); // the rest comes only once the first sentence was shown
+      }});
+      return pending;
+    },
+  );
+  assert.match(accept, /application\/x-ndjson/);
+  assert.deepEqual(shown, ['Kp sets the gain [1].']);
+  assert.deepEqual(result, final);
+});
+
+test('a stream that ends in a failure, or breaks off, is an error the reader is told of', async () => {
+  await withServer(streamed([{partial: {answer: 'A [1].', citations: []}}, {failed: {status: 503, body: {error: {code: 'busy'}}}}]), async (url) => {
+    await assert.rejects(postJson(fetch, `${url}/chat`, {question: 'x'}, {labels, onPartial: () => {}}), (e) => e.kind === 'unavailable');
+  });
+  await withServer(streamed([{partial: {answer: 'A [1].', citations: []}}]), async (url) => {
+    await assert.rejects(postJson(fetch, `${url}/chat`, {question: 'x'}, {labels, onPartial: () => {}}), (e) => e.kind === 'network');
+  });
+});
+
+test('without onPartial only JSON is asked for', async () => {
+  let accept;
+  await withServer((req, res) => {
+    accept = req.headers.accept;
+    reply(200, {answer: 'ok', citations: []})(req, res);
+  }, (url) => postJson(fetch, `${url}/sources`, {question: 'x'}, {labels}));
+  assert.equal(accept, 'application/json');
+});

@@ -72,6 +72,8 @@ const DEFAULT_LABELS = Object.freeze({
   // {length}, {max}: character counts.
   selectionTooLong: 'That selection is {length} characters long; the assistant reads at most {max}. Select a paragraph or two and try again.',
   sourcesFound: 'Found in the textbook; writing the answer…',
+  // Above the sections the box finds as the reader types (no model): a link to each; Enter asks.
+  searchResults: 'Sections in the textbook (Enter asks your question)',
   // Above the book's own passage, shown (where a model writes the answers) until the written
   // answer replaces it.
   passageWhileWriting: 'From the book, while the answer is written',

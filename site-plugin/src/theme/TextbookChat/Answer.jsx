@@ -138,9 +138,10 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
       data-outcome={message.outcome || undefined}
       data-low-confidence={message.lowConfidence ? 'true' : undefined}
       data-passage={message.passage || undefined}
-      // The passage shown while the answer is written is not read out: the answer replacing it
-      // will be (the status line says it is there).
-      aria-live={message.passage === 'writing' ? 'off' : undefined}>
+      data-streaming={message.streaming ? 'true' : undefined}
+      // The passage shown while the answer is written, and the answer's checked sentences as
+      // they come, are not read out: the answer replacing them will be (the status line says so).
+      aria-live={message.passage === 'writing' || message.streaming ? 'off' : undefined}>
       {message.passage && (
         <p className={styles.passageNote} data-passage-label="">
           <QuoteIcon /> {message.passage === 'kept' ? labels.passageKept : labels.passageWhileWriting}
@@ -191,6 +192,7 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
           </ol>
         </nav>
       )}
+      {!message.streaming && (
       <div className={styles.feedback}>
         <CopyButton text={asMarkdown} label={labels.copyAnswer} copiedLabel={labels.copied} />
         {message.asked && (
@@ -206,6 +208,7 @@ export default function Answer({message, labels, pageLabels = {}, untranslatedMa
         )}
         <Feedback message={message} labels={labels} onRate={onRate} onComment={onComment} />
       </div>
+      )}
     </div>
   );
 }

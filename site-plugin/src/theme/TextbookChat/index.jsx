@@ -9,6 +9,7 @@ import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {isolate} from '../../client/direction.mjs';
 import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
+import {SEARCH_AFTER_MS, readSections, searchBody, searchBoxQuery, searchQuery} from '../../client/search.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, OPEN_EVENT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
 import {keptPassage, readSources, rememberWrites, sourcesDelay} from '../../client/waiting.mjs';
@@ -62,6 +63,10 @@ export default function TextbookChat() {
   const [wide, setWide] = useState(false);
   // What POST /sources found for the question being answered: {seq, sources, passage}.
   const [found, setFound] = useState(null);
+  // The model's answer as it is written, its checked sentences so far: {seq, answer, citations}.
+  const [written, setWritten] = useState(null);
+  // What the box finds as the reader types: {query, sections}.
+  const [searched, setSearched] = useState(null);
   const stopper = useRef(null);
   // The passage on screen for the question being answered (kept if no answer comes).
   const quoted = useRef(null);
@@ -116,7 +121,7 @@ export default function TextbookChat() {
     if (!log) return;
     const last = messages[messages.length - 1];
     // The book's passage shown while the answer is written opens at its start, as an answer does.
-    const passage = pending ? log.querySelector('[data-passage="writing"]') : null;
+    const passage = pending ? log.querySelector('[data-streaming], [data-passage="writing"]') : null;
     const answer = passage || (!pending && last?.role === 'assistant' ? log.querySelector(`[data-message="${last.id}"]`) : null);
     if (!answer) {
       log.scrollTop = log.scrollHeight;
@@ -129,7 +134,7 @@ export default function TextbookChat() {
     const question = passage ? log.querySelector(`[data-message="${last?.id}"]`) : answer.previousElementSibling;
     const fits = question && question.offsetHeight < log.clientHeight / 3;
     log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8);
-  }, [messages, pending, error, open, found]);
+  }, [messages, pending, error, open, found, written?.seq]);
 
   const close = useCallback(() => {
     setOpen(false);
@@ -137,17 +142,28 @@ export default function TextbookChat() {
   }, []);
 
   // Ctrl+/ (⌘/) opens the chat from anywhere, and closes it from inside; Ctrl/⌘+K stays the search's.
+  // Pressed in the site's own search box, it hands the box's words to the chat (Enter asks them).
   useEffect(() => {
     const onShortcut = (event) => {
       if (!isOpenShortcut(event)) return;
       event.preventDefault();
+      const handed = searchBoxQuery(document.activeElement);
+      if (handed) {
+        // The search's modal (DocSearch) closes on Escape; the chat's box takes the words.
+        document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', code: 'Escape', bubbles: true}));
+        document.activeElement.blur?.();
+        if (!pending) setInput(handed);
+        if (open) inputRef.current?.focus();
+        else setOpen(true);
+        return;
+      }
       if (open && panelRef.current?.contains(document.activeElement)) close();
       else if (open) inputRef.current?.focus();
       else setOpen(true);
     };
     document.addEventListener('keydown', onShortcut);
     return () => document.removeEventListener('keydown', onShortcut);
-  }, [open, close]);
+  }, [open, close, pending]);
 
   // The skip link (theme/SkipToContent) opens the chat, or puts the cursor in its box when open.
   useEffect(() => {
@@ -244,8 +260,15 @@ export default function TextbookChat() {
             .catch(() => {}); // only a preview: an API without /sources just shows the spinner
         }, sourcesDelay(sessionStore()));
       }
+      // Where a model writes the answer and the API streams it, its sentences show as they are
+      // written, each once the API has checked it against the book; the answer replaces them.
+      const onPartial = asking
+        ? null
+        : (partial) => {
+            if (seq === askSeq.current && !controller.signal.aborted) setWritten({seq, answer: partial.answer, citations: partial.citations});
+          };
       const answer = normaliseAnswer(
-        await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal}),
+        await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal, onPartial}),
       );
       setMessages((previous) => [
         ...previous,
@@ -275,6 +298,7 @@ export default function TextbookChat() {
       quoted.current = null;
       stopper.current = null;
       guard.end('ask');
+      setWritten(null);
       setPending(false);
     }
   };
@@ -340,7 +364,29 @@ export default function TextbookChat() {
     return () => document.removeEventListener('prerenderingchange', take);
   }, [loaded, location.key]); // (not `ask`: a new function each render)
 
-  const waitingPassage = pending && found?.seq === askSeq.current && found.passage ? found.passage : null;
+  // The box searches the book as the reader types (a pause of SEARCH_AFTER_MS), with no model;
+  // Enter asks. A search that fails (or is refused for going too fast) just lists nothing.
+  const query = open && !pending && !selection ? searchQuery(input) : '';
+  useEffect(() => {
+    if (!query) return undefined;
+    const controller = new AbortController();
+    const timer = window.setTimeout(() => {
+      postJson(fetch, endpoint(apiUrl, 'sources'), searchBody(query, window.location.pathname),
+        {timeoutMs: requestTimeoutMs, labels, signal: controller.signal})
+        .then((data) => {
+          if (!controller.signal.aborted) setSearched({query, sections: readSections(data)});
+        })
+        .catch(() => {});
+    }, SEARCH_AFTER_MS);
+    return () => {
+      window.clearTimeout(timer);
+      controller.abort();
+    };
+  }, [query, apiUrl]); // (labels and the timeout do not change while the reader types)
+  const searchResults = query && searched?.query === query ? searched.sections : [];
+
+  const writing = pending && written?.seq === askSeq.current ? written : null;
+  const waitingPassage = pending && !writing && found?.seq === askSeq.current && found.passage ? found.passage : null;
 
   const onKeyDown = (event) => {
     if (event.key === 'Escape') {
@@ -439,7 +485,7 @@ export default function TextbookChat() {
                 {waitingPassage && <span className={styles.srOnly}> {labels.passageWhileWriting}</span>}
               </p>
             )}
-            {pending && found?.seq === askSeq.current && found.sources.length > 0 && (
+            {pending && !writing && found?.seq === askSeq.current && found.sources.length > 0 && (
               <nav className={`${styles.sources} ${styles.found}`} aria-label={labels.sourcesFound} data-sources-found="">
                 <p className={styles.sourcesTitle}>{labels.sourcesFound}</p>
                 <ul>
@@ -454,6 +500,16 @@ export default function TextbookChat() {
                 </ul>
               </nav>
             )}
+            {writing && (
+              <Answer
+                message={{id: `writing-${writing.seq}`, role: 'assistant', content: writing.answer, citations: writing.citations, streaming: true}}
+                labels={labels}
+                pageLabels={pageLabels}
+                untranslatedMark={untranslatedMark}
+                resolve={resolve}
+                onNavigate={onNavigate}
+              />
+            )}
             {waitingPassage && (
               <Answer
                 message={{id: `passage-${found.seq}`, role: 'assistant', content: found.passage.answer, citations: found.passage.citations, passage: 'writing'}}
@@ -465,6 +521,21 @@ export default function TextbookChat() {
               />
             )}
           </div>
+          {searchResults.length > 0 && (
+            <nav className={styles.search} aria-label={labels.searchResults} data-search-results="">
+              <p className={styles.sourcesTitle}>{labels.searchResults}</p>
+              <ul>
+                {searchResults.map((section) => (
+                  <li key={section.url}>
+                    <TargetLink url={section.url} resolve={resolve} onNavigate={onNavigate} data-search-result="">
+                      <bdi>{section.path.join(' › ')}</bdi>
+                    </TargetLink>
+                    {section.snippet && <span className={styles.searchSnippet} dir="auto">{section.snippet}</span>}
+                  </li>
+                ))}
+              </ul>
+            </nav>
+          )}
           {error && (
             <p className={styles.error} role="alert">
               {error}
