@@ -89,6 +89,12 @@ def readable(settings: Settings) -> Iterator[Settings]:
                 elif source.is_file():
                     (copy / "edge").mkdir(parents=True, exist_ok=True)
                     _copy_sparse(source, copy / "edge" / name)
+        except OSError as exc:  # e.g. a full disk under the temporary folder
+            raise ConfigError(
+                f"Could not copy the local index at {path} to read it beside the running "
+                f"`serve` ({exc.strerror or exc}, in {copy.parent}): free some space there (or "
+                "set TMPDIR to a folder on another disk), or ask through the running serve.") \
+                from None
         finally:
             os.close(fd)
         yield settings.with_(qdrant_path=str(copy))

@@ -20,6 +20,7 @@ from pathlib import Path
 import qdrant_edge as qe
 
 from functions.errors import StoreUnavailableError
+from functions.search import edge_files
 from functions.search.contract import (
     DENSE_VECTOR,
     KEYWORD_INDEXES,
@@ -44,15 +45,21 @@ from functions.settings import Settings
 FORMAT = 1  # of the folder: bump when the layout or the shard's configuration changes
 META_FORMAT = "format"
 META_ENGINE = "engine"
+META_FILES = "files"  # every shard file's size at the last sync: a file cut short is named
 LOCK_FILE = ".textbook-chat.lock"
 RRF_K = 2  # Qdrant's default for {"fusion": "rrf"} (server and qdrant-client alike)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 REINDEX = "run `textbook-chat index DOCS_DIR` again to rebuild it"
+RECREATE = "run `textbook-chat index DOCS_DIR --recreate` to rebuild it from the docs"
 
 
 class Unreadable(StoreUnavailableError):
     """The collection's files are half-written, damaged or of an older format: `index` rebuilds
     them (the docs are the source), a reader is told to."""
+
+    def __init__(self, message: str = "", *, detail: str | None = None, fix: str = REINDEX):
+        super().__init__(message, detail=detail)
+        self.fix = fix  # the part of the message `index` replaces when it rebuilds
 
 
 def engine_version() -> str:
@@ -184,8 +191,14 @@ class EdgeStore:
     def _write_meta(self, meta: dict) -> None:
         path = self.folder.meta_path(self.collection)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        os.replace(tmp, path)  # whole or not at all
+        try:
+            tmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+            os.replace(tmp, path)  # whole or not at all
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            edge_files.require_room(self.folder.path)  # a full disk: said as such
+            raise StoreUnavailableError(f"{self._where} cannot be written: {path} "
+                                        f"({exc.strerror or exc}).") from None
 
     def exists(self) -> bool:
         return self._read_meta() is not None or self._dir.exists()
@@ -199,6 +212,9 @@ class EdgeStore:
         problem = self._problem(meta)
         if problem:
             raise problem
+        if edge_files.damaged_file(self._dir, meta.get(META_FILES)):
+            raise self._damaged()
+        edge_files.require_room(self.folder.path)  # loading writes its log: SIGBUS on a full disk
         try:
             shard = qe.EdgeShard.load(str(self._dir))
         except Exception as exc:  # noqa: BLE001 (the engine raises plain Exception)
@@ -235,7 +251,47 @@ class EdgeStore:
     def collection_meta(self) -> dict:
         self._shard()
         meta = self._read_meta() or {}
-        return {k: v for k, v in meta.items() if k not in (META_FORMAT, META_ENGINE)}
+        return {k: v for k, v in meta.items() if k not in (META_FORMAT, META_ENGINE, META_FILES)}
+
+    def _engine(self, call, *args):
+        """One engine call; what it raises becomes one message naming the damaged file (or the
+        full disk) and the fix, instead of the engine's own words."""
+        try:
+            return call(*args)
+        except Exception as exc:  # noqa: BLE001 (the engine raises plain Exception)
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: BaseException) -> StoreUnavailableError:
+        text = str(exc)
+        if "No space left" in text or "os error 28" in text:
+            return edge_files.DiskFull(
+                f"The disk holding the local index at {self.folder.path} is full: free some "
+                "space on it (or set QDRANT_PATH to a folder on another disk), then "
+                f"{RECREATE}.", detail=text)
+        return self._damaged(detail=text)
+
+    def _damaged(self, detail: str | None = None, fix: str = RECREATE) -> Unreadable:
+        bad = edge_files.damaged_file(self._dir, (self._read_meta() or {}).get(META_FILES))
+        what = (f"its file edge/{self.collection}/{bad} was cut short or removed since the last "
+                "`index`" if bad else f"its files in edge/{self.collection}/ cannot be read")
+        return Unreadable(f"{self._where} is damaged: {what}; {fix}.", detail=detail, fix=fix)
+
+    def verify(self) -> None:
+        """Read every part of the collection once (its files' sizes, every vector in a scan,
+        every payload): raises Unreadable naming what is damaged. Run before a sync trusts what
+        the collection holds, and by GET /health."""
+        shard = self._shard()
+        if edge_files.damaged_file(self._dir, (self._read_meta() or {}).get(META_FILES)):
+            raise self._damaged()
+        meta = self._read_meta() or {}
+        dimension = int(meta.get(META_DIMENSION) or 0)
+        if dimension:
+            probe = [1.0] + [0.0] * (dimension - 1)
+            self._engine(shard.query, qe.QueryRequest(
+                limit=1, query=qe.Query.Nearest(probe, using=DENSE_VECTOR),
+                with_vector=False, with_payload=False))
+        for _ in self.scroll_payloads(["content_hash"]):
+            pass
 
     def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:
         """Create the collection for this model; refuse another model unless recreate.
@@ -252,8 +308,9 @@ class EdgeStore:
         if self.exists() and not recreate:
             try:
                 meta = self.collection_meta()
+                self.verify()
             except Unreadable as exc:
-                self.notice = str(exc).replace(REINDEX, "rebuilding it now")
+                self.notice = str(exc).replace(exc.fix, "rebuilding it now from the docs")
                 recreate = True
             else:
                 if same_model(self.collection, meta, model, dimension, recreate=False):
@@ -269,6 +326,7 @@ class EdgeStore:
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def _create(self, model: str, dimension: int) -> None:
+        edge_files.require_room(self.folder.path)
         self._drop()
         self._dir.parent.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
@@ -326,7 +384,7 @@ class EdgeStore:
         """Every point's id and the given payload fields (only of doc_paths, when given)."""
         shard, flt, offset = self._shard(), _doc_filter(doc_paths), None
         while True:
-            records, offset = shard.scroll(qe.ScrollRequest(
+            records, offset = self._engine(shard.scroll, qe.ScrollRequest(
                 offset=offset, limit=4096, filter=flt, with_payload=list(fields),
                 with_vector=False))
             for r in records:
@@ -339,17 +397,18 @@ class EdgeStore:
         shard = self._shard()
         out: dict[int, list[float]] = {}
         for start in range(0, len(ids), 1024):
-            for r in shard.retrieve(ids[start : start + 1024], with_payload=False,
-                                    with_vector=[DENSE_VECTOR]):
+            for r in self._engine(shard.retrieve, ids[start : start + 1024], False,
+                                  [DENSE_VECTOR]):
                 out[int(r.id)] = list(r.vector[DENSE_VECTOR])
         return out
 
     def upsert(self, items: Sequence[tuple[int, dict, list[float], SparseVec]]) -> None:
         """items: (point id, payload, dense vector, sparse vector)."""
         shard = self._shard()
+        edge_files.require_room(self.folder.path, edge_files.room_needed(len(items)))
         self.written = self.written or bool(items)
         for start in range(0, len(items), 512):
-            shard.update(qe.UpdateOperation.upsert_points([
+            self._engine(shard.update, qe.UpdateOperation.upsert_points([
                 qe.Point(pid, {DENSE_VECTOR: list(dense),
                                SPARSE_VECTOR: qe.SparseVector(list(sp[0]), list(sp[1]))}, payload)
                 for pid, payload, dense, sp in items[start : start + 512]
@@ -357,20 +416,23 @@ class EdgeStore:
 
     def delete(self, point_ids: Sequence[int]) -> None:
         shard = self._shard()
+        if point_ids:
+            edge_files.require_room(self.folder.path)
         self.written = self.written or bool(point_ids)
         for start in range(0, len(point_ids), 4096):
-            shard.update(qe.UpdateOperation.delete_points(list(point_ids[start : start + 4096])))
+            self._engine(shard.update,
+                         qe.UpdateOperation.delete_points(list(point_ids[start : start + 4096])))
 
     def count(self) -> int:
-        return self._shard().count(qe.CountRequest(exact=True))
+        return self._engine(self._shard().count, qe.CountRequest(exact=True))
 
     def mark_synced(self, when: str, editions: Editions | None = None,
                     site_url: str | None = None, book: dict | None = None) -> None:
         """Record the time of the last finished sync (GET /health shows it) and the versions
         and locales it indexed; the engine's writes are made durable first."""
         if self.written:
-            self._shard().flush()
-        meta = self._read_meta() or {}
+            self._engine(self._shard().flush)
+        meta = {**(self._read_meta() or {}), META_FILES: edge_files.file_sizes(self._dir)}
         extra = {META_EDITIONS: editions.as_meta()} if editions is not None else {}
         if site_url:  # the site's address: MCP's tools give absolute URLs with it
             extra[META_SITE_URL] = site_url
@@ -379,19 +441,18 @@ class EdgeStore:
         self._write_meta({**meta, META_SYNCED_AT: when, **extra})
 
     def index_status(self) -> dict:
-        """The collection's metadata plus its point count (GET /health)."""
+        """The collection's metadata plus its point count (GET /health); raises Unreadable
+        when a part of it is damaged."""
         meta = self.collection_meta()
+        self.verify()
         return {**meta, "points": self.count()}
 
     # --- query ------------------------------------------------------------------------------
     def search(self, dense: Sequence[float], sparse: SparseVec, limit: int,
                filters: dict[str, str] | None = None, mode: str = "hybrid") -> list[SearchHit]:
         shard = self._shard()
-        try:
-            points = shard.query(edge_request(query_body(dense, sparse, limit, filters, mode)))
-        except Exception as exc:  # noqa: BLE001 (the engine raises plain Exception)
-            raise StoreUnavailableError("The local index failed to search.",
-                                        detail=str(exc)) from None
+        points = self._engine(shard.query, edge_request(query_body(dense, sparse, limit,
+                                                                    filters, mode)))
         return rank(dense, sparse, mode, (
             (p.id, p.score, (p.vector or {}).get(DENSE_VECTOR),
              getattr((p.vector or {}).get(SPARSE_VECTOR), "indices", ()),
