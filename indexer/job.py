@@ -275,13 +275,28 @@ def build(job: IndexJob, progress_label: str = "Reading") -> BuildResult:
                             progress=lambda _: tick(1), found=found)
 
 
+def refuse_live_release(store, docs_dir: Path) -> None:
+    """A release alias is what readers query: a sync into it would change the live release in
+    place (its recorded point count no longer matches, so `switch` back is refused)."""
+    aliases = store.aliases() if hasattr(store, "aliases") else {}  # a server's (or none)
+    if store.collection not in aliases:
+        return
+    raise ConfigError(
+        f"The collection {store.collection!r} is a release alias readers query now (it points at "
+        f"{aliases[store.collection]}): `index` would change the live release in place. "
+        f"Run `textbook-chat release stage {docs_dir}`, then `textbook-chat release switch NAME` "
+        "with the name it prints; nothing was changed.")
+
+
 def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, recreate=False,
-               say: Callable[[str], None] = say_stderr) -> Summary:
-    """Sync the job's docs into the store of settings (or the given open store), with progress."""
+               say: Callable[[str], None] = say_stderr, prune: bool = False) -> Summary:
+    """Sync the job's docs into the store of settings (or the given open store), with progress.
+    prune: consent to delete a large share of the pages (indexer.sync)."""
     embedder = embedder or make_embedder(settings)
     own = store is None
     store = store or QdrantStore.open(settings)
     try:
+        refuse_live_release(store, job.docs_dir)
         started = time.perf_counter()
         found = sources(job.docs_dir, job.routes)  # the run's one walk of the docs
         with writing(settings), bar(len(found), "Reading", unit="file") as tick_file, bar(
@@ -290,7 +305,7 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
             summary = sync_docs(
                 job.docs_dir, job.site, job.chunking, store, embedder, routes=job.routes,
                 recreate=recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
-                found=found,
+                found=found, prune=prune,
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
             store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"),

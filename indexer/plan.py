@@ -78,6 +78,8 @@ class BookOverlap:
 
     held: int  # pages (docs) the collection holds
     kept: int  # of them, pages the sync keeps: the same doc, or some of its text (a renamed file)
+    # held pages it deletes: gone from the folder, their text not found under another name
+    gone: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def another_book(self) -> bool:
@@ -86,20 +88,37 @@ class BookOverlap:
         must not make two books one)."""
         return self.held > 0 and self.kept * 2 < self.held
 
+    @property
+    def large_deletion(self) -> bool:
+        """Deleting more than a quarter of the pages held (two at least) is not an edit made in
+        passing: a folder half copied, or the wrong one; the author must say it is meant."""
+        return len(self.gone) >= 2 and len(self.gone) * 4 > self.held
+
 
 def book_overlap(wanted: Iterable[Chunk], stored: Mapping[int, dict],
                  keep_docs: Iterable[str] = ()) -> BookOverlap:
     """wanted, stored, keep_docs: as plan_sync takes them (stored needs doc_path, version,
-    locale and content_hash)."""
-    docs, hashes = set(keep_docs), set()
+    locale, content_hash and doc_title). A held page is kept when the sync keeps it untouched,
+    rebuilds some of its text (under any name), or rebuilds a page of the same name and title:
+    another book's text under the same file names keeps nothing. A held page is gone (deleted)
+    when the folder lacks it and not all of its text is found under another name."""
+    keep, hashes, titles = set(keep_docs), set(), set()
     for chunk in wanted:
-        docs.add(doc_key(chunk.doc_path, chunk.version, chunk.locale))
+        key = doc_key(chunk.doc_path, chunk.version, chunk.locale)
+        titles.add((key, chunk.doc_title))
         hashes.add(chunk.content_hash)
+    rebuilt = {key for key, _ in titles}
     held: dict[str, bool] = {}
+    moved: dict[str, bool] = {}  # every chunk of the page found again: renamed with its text
     for payload in stored.values():
         key = payload_doc_key(payload)
-        held[key] = held.get(key, False) or key in docs or payload.get("content_hash") in hashes
-    return BookOverlap(len(held), sum(held.values()))
+        found = payload.get("content_hash") in hashes
+        held[key] = (held.get(key, False) or key in keep or found
+                     or (key, payload.get("doc_title")) in titles)
+        moved[key] = moved.get(key, True) and found
+    gone = tuple(sorted(key for key in held
+                        if key not in keep and key not in rebuilt and not moved[key]))
+    return BookOverlap(len(held), sum(held.values()), gone)
 
 
 class AnotherBook(ConfigError):
@@ -119,3 +138,21 @@ class AnotherBook(ConfigError):
     def named(self, collection: str) -> AnotherBook:
         """The same refusal naming another collection (a release names its alias)."""
         return AnotherBook(collection, self.overlap, self.docs_dir)
+
+
+class LargeDeletion(ConfigError):
+    """A sync refused because it would delete a large share of the book's pages (the same
+    message and way out, --prune, for index, serve --watch and release stage)."""
+
+    def __init__(self, collection: str, overlap: BookOverlap, docs_dir: object):
+        self.overlap, self.docs_dir = overlap, docs_dir
+        gone = overlap.gone
+        shown = ", ".join(gone[:3]) + (", ..." if len(gone) > 3 else "")  # locale:version:path
+        super().__init__(
+            f"This sync would delete {len(gone)} of the {overlap.held} pages the collection "
+            f"{collection!r} holds ({shown}): {docs_dir} no longer has them. If they were "
+            "removed on purpose, run the command again with --prune; if not, check that "
+            f"{docs_dir} is the whole docs folder. Nothing was changed.")
+
+    def named(self, collection: str) -> LargeDeletion:
+        return LargeDeletion(collection, self.overlap, self.docs_dir)

@@ -34,7 +34,7 @@ from functions.errors import ConfigError
 from functions.search.contract import META_MODEL
 from functions.search.store import QdrantStore
 from indexer.checkpoint import checkpoint
-from indexer.plan import AnotherBook
+from indexer.plan import AnotherBook, LargeDeletion
 
 SEP = "--"
 COPY_BATCH = 256
@@ -104,7 +104,7 @@ class Releases:
         if self.live is not None:
             return None
         pending = [n for n in self.names if self.release(n).state == "complete"
-                   and self.release(n).was_live]
+                   and (self.release(n).was_live or self.release(n).previous is not None)]
         return pending[-1] if pending else None
 
 
@@ -176,15 +176,32 @@ def stage(store, embedder, index, now: datetime | None = None,
     checkpoint("stage-seeded")
     try:
         summary = index(target)
+        checkpoint("stage-synced")
+        _mark(store, name, **{META_COMPLETE: _now(), META_POINTS: target.count()})
     except BaseException as exc:
-        _drop(store, name)  # nothing half-built is left behind
-        if isinstance(exc, AnotherBook):
+        gone = isinstance(exc, Exception) and _gone(store, name)
+        if not gone:
+            _drop(store, name)  # nothing half-built is left behind
+        if isinstance(exc, (AnotherBook, LargeDeletion)):
             raise exc.named(state.alias) from None
+        if gone:
+            live = f"readers stay on {state.live}" if state.live else "nothing is published"
+            raise ConfigError(
+                f"The release {name!r} was deleted while it was being staged (a `release "
+                f"discard --incomplete` run meanwhile?): {live}. Run `textbook-chat release "
+                "stage` again, and `discard --incomplete` only when no stage is running.") \
+                from None
         raise
-    checkpoint("stage-synced")
-    _mark(store, name, **{META_COMPLETE: _now(), META_POINTS: target.count()})
     checkpoint("stage-complete")
     return name, summary
+
+
+def _gone(store, name: str) -> bool | None:
+    """Whether the collection `name` no longer exists (None: the server cannot say)."""
+    try:
+        return name not in _server(store).collection_names()
+    except Exception:  # noqa: BLE001 (the original failure is what to report)
+        return None
 
 
 @dataclass(frozen=True)
@@ -203,9 +220,11 @@ def switch(store, name: str, keep: int = 3) -> Switched:
                           "`textbook-chat release stage` first (it prints the name).")
     _check_switchable(store, state, name)
     if name == state.live:  # e.g. run again after a switch stopped before pruning
+        if not state.release(name).was_live:  # stopped between the alias and its mark
+            _mark(store, name, **{META_LIVE: _now()})
         return Switched(name, _prune(store, state, keep))
     before = state.live or state.release(name).previous  # a re-run after a stopped first switch
-    _mark(store, name, **{META_PREVIOUS: before or "", META_LIVE: _now()})
+    _mark(store, name, **{META_PREVIOUS: before or ""})  # "was live" only once readers see it
     checkpoint("switch-recorded")
     gap = None
     target = store.collection_store(name)
@@ -217,6 +236,7 @@ def switch(store, name: str, keep: int = 3) -> Switched:
         gap = (time.perf_counter() - start) * 1000.0
     else:
         target.point_alias(state.alias, drop_first=bool(state.live))
+    _mark(store, name, **{META_LIVE: _now()})
     checkpoint("switch-aliased")
     return Switched(before, _prune(store, releases(store), keep), gap)
 

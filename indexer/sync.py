@@ -15,11 +15,19 @@ from indexer.build import BuildResult, build_chunks, require_docs
 from indexer.checkpoint import checkpoint
 from indexer.discover import Discovered
 from indexer.model import ChunkOptions, Problem, SiteSettings
-from indexer.plan import AnotherBook, SyncPlan, book_overlap, payload_doc_key, plan_sync
+from indexer.plan import (
+    AnotherBook,
+    LargeDeletion,
+    SyncPlan,
+    book_overlap,
+    payload_doc_key,
+    plan_sync,
+)
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
-_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url")
+_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url",
+                 "doc_title")
 
 
 @dataclass
@@ -49,9 +57,11 @@ def sync_docs(
     progress: Callable[[str], None] | None = None,
     embed_progress: Callable[[int], None] | None = None,
     found: Discovered | None = None,
+    prune: bool = False,
 ) -> Summary:
     """The whole index job against one store: files already indexed unchanged are skipped.
-    found: the run's discovery, when the caller already walked the docs (indexer.job)."""
+    found: the run's discovery, when the caller already walked the docs (indexer.job);
+    prune: consent to delete a large share of the pages (sync_chunks)."""
     store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
     stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     hashes: dict[str, set[str]] = {}
@@ -62,7 +72,8 @@ def sync_docs(
     built = build_chunks(docs_dir, site, chunk_options, routes, progress, known=known,
                          indexed=indexed, found=found)
     require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
-    return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored)
+    return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored,
+                       prune=prune)
 
 
 def sync_chunks(
@@ -72,11 +83,13 @@ def sync_chunks(
     recreate: bool = False,
     progress: Callable[[int], None] | None = None,
     stored: Mapping[int, dict] | None = None,
+    prune: bool = False,
 ) -> Summary:
     """Write the built chunks to the store: reuse vectors by content hash, embed only new text,
     delete what is gone, keep the points of docs that failed or were not re-parsed. A store
     holding another book is refused (plan.book_overlap) before anything is embedded or written:
-    `recreate` (which empties it first) is the way to replace it."""
+    `recreate` (which empties it first) is the way to replace it. A sync that would delete a
+    large share of the pages is refused too (LargeDeletion) unless `prune`."""
     if stored is None:
         store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
         stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
@@ -85,6 +98,8 @@ def sync_chunks(
     overlap = book_overlap(wanted, stored, keep)
     if overlap.another_book:
         raise AnotherBook(store.collection, overlap, built.docs_dir or "the docs folder")
+    if overlap.large_deletion and not prune:
+        raise LargeDeletion(store.collection, overlap, built.docs_dir or "the docs folder")
     rebuilt = sorted({c.doc_path for c in wanted})
     full = dict(store.scroll_payloads(_PAYLOAD_FIELDS, doc_paths=rebuilt)) if rebuilt else {}
     plan = plan_sync(wanted, stored, full, keep_docs=keep)

@@ -19,6 +19,7 @@ from indexer import local_index
 from indexer.using import say_stderr, using_index
 from textbook_chat_cli.events import api_gateway_event
 from textbook_chat_cli.options import (
+    add_prune_option,
     add_rate_limit_option,
     add_site_options,
     index_job,
@@ -338,8 +339,9 @@ def cmd_serve(args) -> int:
     """`serve`, plus `--watch DOCS`: sync first, then serve while re-syncing on changes."""
     check_port(args.host, args.port)  # before any indexing, and before saying where it serves
     if not args.watch:
-        if args.recreate:
-            raise ConfigError("--recreate goes with --watch DOCS_DIR (it rebuilds the index from "
+        if args.recreate or args.prune:
+            flag = "--recreate" if args.recreate else "--prune"
+            raise ConfigError(f"{flag} goes with --watch DOCS_DIR (it rebuilds the index from "
                               "DOCS_DIR at start); without --watch, serve only reads the index.")
         say_index_in_use()
         hint_missing_index()
@@ -369,7 +371,7 @@ def cmd_serve(args) -> int:
 
     def sync(job, say=None, recreate=False):
         return index_docs(job, settings, embedder=deps.embedder, store=store, recreate=recreate,
-                          say=say or (lambda _: None))
+                          say=say or (lambda _: None), prune=args.prune)
 
     def resync() -> str:
         """The docs as they are now, the site config and manifest re-read (both are watched)."""
@@ -513,6 +515,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--recreate", action="store_true",
                    help="with --watch: drop the collection and index DOCS_DIR into it from "
                         "scratch (a new model, or to replace another book)")
+    add_prune_option(p)
     add_site_options(p)
     p.set_defaults(func=cmd_serve)
 

@@ -15,7 +15,7 @@ from indexer.check import check_chunks
 from indexer.job import build, index_docs, say_stderr, using_index
 from indexer.report import print_summary
 from indexer.sync import Summary
-from textbook_chat_cli.options import add_site_options, index_job
+from textbook_chat_cli.options import add_prune_option, add_site_options, index_job
 
 INDEX_EXAMPLES = """examples:
   textbook-chat index website/docs                    baseUrl etc. from website/docusaurus.config.js
@@ -39,6 +39,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--export", type=Path, help="write every chunk's payload as JSON lines to this file")
     p.add_argument("--recreate", action="store_true", help="drop and rebuild the collection (a new model, or to replace another book)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_prune_option(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("check", help="check every chunk's anchor against a built site",
@@ -68,7 +69,7 @@ def cmd_index(args) -> int:
     settings = Settings.from_env(os.environ)
     say_stderr(using_index(settings))
     refuse_while_held(settings, job.docs_dir)
-    summary = index_docs(job, settings, recreate=args.recreate)
+    summary = index_docs(job, settings, recreate=args.recreate, prune=args.prune)
     print_summary(summary, as_json=args.json, export=args.export)
     return 1 if summary.failed else 0
 

@@ -147,3 +147,9 @@ def say_rate_limits(settings: Settings, command: str) -> None:
              f"{day} a day" if day > 0 else "none a day"]
     say_stderr(f"textbook-chat {command}: rate limits per reader: {', '.join(shown)} "
                "(RATE_LIMIT_PER_MINUTE, RATE_LIMIT_PER_DAY).")
+
+
+def add_prune_option(parser) -> None:
+    parser.add_argument("--prune", action="store_true",
+                        help="allow deleting many pages at once (without it, a sync that would "
+                             "delete over a quarter of the pages held is refused)")

@@ -15,7 +15,7 @@ from functions.settings import Settings
 from indexer import release
 from indexer.job import index_docs, using_index
 from indexer.report import print_summary
-from textbook_chat_cli.options import add_site_options, index_job, positive_int
+from textbook_chat_cli.options import add_prune_option, add_site_options, index_job, positive_int
 
 
 def add_parsers(sub) -> None:
@@ -30,6 +30,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--recreate", action="store_true",
                    help="start the release empty instead of from the live one (a new model, or "
                         "to replace another book); readers still see the live one until `switch`")
+    add_prune_option(s)
     s = steps.add_parser("switch", help="point readers at a staged release (one atomic step)")
     s.add_argument("name", help="the staged collection `stage` printed")
     s.add_argument("--keep", type=positive_int, default=3, help="releases kept, live one included (3)")
@@ -67,7 +68,8 @@ def run_step(args, settings: Settings, store) -> int:
         job = index_job(args, say=_say)
         embedder = make_embedder(settings)
         name, summary = release.stage(
-            store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say),
+            store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say,
+                                                       prune=args.prune),
             fresh=args.recreate)
         with contextlib.redirect_stdout(sys.stderr):
             print_summary(summary)

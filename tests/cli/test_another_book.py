@@ -49,7 +49,8 @@ def _pages(collection: str = "textbook") -> set[str]:
         store.close()
 
 
-REFUSAL = ("textbook-chat: The collection 'textbook' holds another book (3 pages, only 1 of them "
+# other's intro.md is not this book's intro.md: another title and text (names alone keep nothing)
+REFUSAL = ("textbook-chat: The collection 'textbook' holds another book (3 pages, none of them "
            "in other); this sync would delete it. Index this book into its own collection "
            "(QDRANT_COLLECTION=name before the command), or replace the other book with "
            "--recreate.\n")
@@ -108,3 +109,55 @@ def _count(collection: str) -> int:
         return store.count()
     finally:
         store.close()
+
+
+def test_another_books_text_under_the_same_file_names_is_refused(books, capsys):
+    """The book is its content, not its file names: another book saved as intro.md, cams.md and
+    belts.md replaced every point before ("3 deleted")."""
+    mine, _ = books
+    for name, topic in (("intro.md", "Boats"), ("cams.md", "Sails"), ("belts.md", "Oars")):
+        (mine / name).write_text(f"# {topic}\n\n## About {topic}\n\n{TEXT.format(topic=topic)}\n")
+    capsys.readouterr()
+    assert main(["index", "mine"]) == 2
+    assert "holds another book (3 pages, none of them in mine)" in capsys.readouterr().err
+    assert _texts() == {"Gears", "Cams", "Belts"}  # nothing replaced
+
+
+def _texts() -> set[str]:
+    store = QdrantStore.open(Settings.from_env({"QDRANT_PATH": "qdrant"}))
+    try:
+        return {p["doc_title"] for _, p in store.scroll_payloads(["doc_title"])}
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def eight_pages(books, tmp_path, monkeypatch):
+    monkeypatch.setenv("QDRANT_COLLECTION", "eight")
+    docs = _book(tmp_path / "eight", {f"p{n}.md": f"Topic {n}" for n in range(8)})
+    assert main(["index", "eight"]) == 0
+    for n in range(5, 8):  # three of eight pages gone at once (a folder half copied?)
+        (docs / f"p{n}.md").unlink()
+    return docs
+
+
+def test_index_deletes_many_pages_only_with_prune(eight_pages, capsys):
+    capsys.readouterr()
+    assert main(["index", "eight"]) == 2
+    err = capsys.readouterr().err
+    assert ("This sync would delete 3 of the 8 pages the collection 'eight' holds (p5.md, p6.md, "
+            "p7.md): eight no longer has them. If they were removed on purpose, run the command "
+            "again with --prune") in err
+    assert len(_pages("eight")) == 8  # nothing deleted
+    assert main(["index", "eight", "--json", "--prune"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == 3
+    assert _pages("eight") == {f"p{n}.md" for n in range(5)}
+
+
+def test_serve_watch_deletes_many_pages_only_with_prune(eight_pages, capsys):
+    capsys.readouterr()
+    assert main(["serve", "--port", str(free_port()), "--watch", "eight"]) == 2
+    assert "run the command again with --prune" in capsys.readouterr().err
+    assert len(_pages("eight")) == 8
+    assert main(["serve", "--prune"]) == 2  # only with --watch
+    assert "--prune goes with --watch DOCS_DIR" in capsys.readouterr().err

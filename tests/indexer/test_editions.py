@@ -16,6 +16,7 @@ from indexer.build import build_chunks
 from indexer.chunker import ChunkOptions
 from indexer.job import IndexJob, index_docs
 from indexer.model import SiteSettings
+from indexer.plan import LargeDeletion
 from indexer.routes import editions, load_manifest
 from indexer.sync import sync_docs
 from tests.fakes.embedder import FakeEmbedder
@@ -132,9 +133,12 @@ def test_an_index_run_records_its_editions_for_the_api(tmp_path, store):
     index_docs(job, settings, FakeEmbedder(), store, say=lambda _: None)
     assert Editions.from_meta(store.collection_meta()) == Editions(
         ("current", "1.0"), ("en", "fr"), "1.0", "en")
-    # Indexed again without the manifest: only the docs folder, and no versions or locales.
-    index_docs(IndexJob(docs, SiteSettings(base_url="/book/")), settings, FakeEmbedder(), store,
-               say=lambda _: None)
+    # Indexed again without the manifest: only the docs folder, and no versions or locales
+    # (three of the four pages deleted: only with --prune).
+    again = IndexJob(docs, SiteSettings(base_url="/book/"))
+    with pytest.raises(LargeDeletion, match=r"delete 3 of the 4 pages .*\(en:1\.0:safety\.md, "):
+        index_docs(again, settings, FakeEmbedder(), store, say=lambda _: None)
+    index_docs(again, settings, FakeEmbedder(), store, say=lambda _: None, prune=True)
     assert store.collection_meta()[META_EDITIONS] == {
         "versions": [], "locales": [], "default_version": "", "default_locale": ""}
 
@@ -157,9 +161,9 @@ def test_one_run_indexes_every_edition_and_a_rerun_deletes_only_what_is_gone(tmp
     docs, manifest = versioned_site(tmp_path / "site")
     site = SiteSettings(base_url="/book/")
 
-    def index():
+    def index(prune=False):
         return sync_docs(docs, site, ChunkOptions(), store, FakeEmbedder(),
-                         routes=load_manifest(manifest, docs))
+                         routes=load_manifest(manifest, docs), prune=prune)
 
     first = index()
     assert first.failed == 0 and first.deleted == 0
@@ -168,7 +172,9 @@ def test_one_run_indexes_every_edition_and_a_rerun_deletes_only_what_is_gone(tmp
     again = index()
     assert (again.embedded, again.reused, again.deleted, again.unchanged) == (0, 0, 0, first.chunks)
     versioned_site(tmp_path / "site", with_1_0=False)  # version 1.0 dropped from the site
-    dropped = index()
+    with pytest.raises(LargeDeletion, match="--prune"):  # a whole version: said, not done
+        index()
+    dropped = index(prune=True)
     assert dropped.deleted == first.chunks - dropped.chunks > 0
     versions = {p["version"] for _, p in store.scroll_payloads(["version"])}
     assert versions == {"current"}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from functions.search.contract import Chunk, chunk_id, content_hash
-from indexer.plan import AnotherBook, BookOverlap, book_overlap, plan_sync
+from indexer.plan import AnotherBook, BookOverlap, LargeDeletion, book_overlap, plan_sync
 
 
 def make_chunk(doc: str, index: int, text: str, url_suffix: str = "") -> Chunk:
@@ -84,6 +86,35 @@ def test_renamed_pages_with_their_text_and_unparsed_docs_are_the_same_book():
     # deleting half the pages of a book is an edit; deleting more is a replacement
     assert not book_overlap(held[:2], stored(held)).another_book
     assert book_overlap(held[:1], stored(held)).another_book
+
+
+def test_another_books_text_under_the_same_file_names_is_another_book():
+    """The issue's case: another book's text saved under the book's own 12 file names."""
+    mine = [make_chunk(f"{p:02d}.md", 0, f"my page {p}") for p in range(12)]
+    theirs = [replace(make_chunk(f"{p:02d}.md", 0, f"their page {p}"), doc_title=f"Boat {p}")
+              for p in range(12)]
+    overlap = book_overlap(theirs, stored(mine))
+    assert overlap == BookOverlap(held=12, kept=0) and overlap.another_book
+    # the same pages rewritten under their own titles are an edit of this book
+    rewritten = [make_chunk(f"{p:02d}.md", 0, f"my page {p}, rewritten") for p in range(12)]
+    assert book_overlap(rewritten, stored(mine)) == BookOverlap(held=12, kept=12)
+
+
+def test_deleting_a_large_share_of_the_pages_needs_consent():
+    held = stored([make_chunk(f"{p:02d}.md", 0, f"page {p}") for p in range(11)])
+    kept6 = [make_chunk(f"{p:02d}.md", 0, f"page {p}") for p in range(6)]
+    overlap = book_overlap(kept6, held)  # the issue's folder: 6 of 11 pages kept
+    assert not overlap.another_book and overlap.large_deletion
+    assert overlap.gone == ("06.md", "07.md", "08.md", "09.md", "10.md")
+    assert str(LargeDeletion("textbook", overlap, "docs")) == (
+        "This sync would delete 5 of the 11 pages the collection 'textbook' holds (06.md, 07.md, "
+        "08.md, ...): docs no longer has them. If they were removed on purpose, run the command "
+        "again with --prune; if not, check that docs is the whole docs folder. Nothing was "
+        "changed.")
+    kept9 = [make_chunk(f"{p:02d}.md", 0, f"page {p}") for p in range(9)]
+    assert not book_overlap(kept9, held).large_deletion  # 2 of 11: an edit
+    one = stored([make_chunk(f"{p}.md", 0, f"page {p}") for p in range(2)])
+    assert not book_overlap([make_chunk("0.md", 0, "page 0")], one).large_deletion  # one page
 
 
 def test_the_refusal_is_one_line_with_both_ways_out():

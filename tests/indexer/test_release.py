@@ -15,7 +15,9 @@ from functions.search.store import open_index
 from functions.settings import Settings
 from indexer import release
 from indexer.chunker import ChunkOptions
+from indexer.job import index_docs, resolve_job
 from indexer.model import SiteSettings
+from indexer.plan import LargeDeletion
 from indexer.sync import sync_docs
 from tests.fakes.embedder import FakeEmbedder
 from tests.functions.qdrant_rest import qdrant_rest
@@ -280,4 +282,55 @@ def test_an_incomplete_release_is_shown_refused_and_discarded(server):
     with pytest.raises(ConfigError, match="No earlier release"):
         release.rollback(store)  # the only other release is the half-built one
     assert release.discard_incomplete(store) == [half]
+    assert release.releases(store).names == [first]
+
+
+def test_stage_deletes_many_pages_only_with_prune(server):
+    docs, store = server
+    for n in range(3, 8):
+        (docs / f"extra-{n}.md").write_text(f"# Extra {n}\n\n## About {n}\n\n"
+                                            + PARA.format(topic=f"extra page {n}"))
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    for n in range(5, 8):  # three of seven pages gone at once
+        (docs / f"extra-{n}.md").unlink()
+    with pytest.raises(LargeDeletion, match=r"would delete 3 of the 7 pages the collection "
+                                            r"'book' holds .* again with --prune"):
+        _publish(docs, store, FakeEmbedder(), 1)
+    assert release.releases(store).names == [first]  # the refused stage left nothing
+
+    def pruned(target):
+        return sync_docs(docs, SiteSettings(base_url="/b/"), ChunkOptions(), target,
+                         FakeEmbedder(), prune=True)
+
+    name, summary = release.stage(store, FakeEmbedder(), pruned, now=T0 + timedelta(minutes=2))
+    assert summary.deleted > 0 and name in release.releases(store).names
+
+
+def test_index_refuses_to_write_into_a_live_release(server):
+    docs, store = server
+    first, summary = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+    (docs / "03-new.md").write_text("## Fresh page\n\n" + PARA.format(topic="new page"))
+    with pytest.raises(ConfigError, match=r"The collection 'book' is a release alias readers "
+                                          r"query now .* Run `textbook-chat release stage "):
+        index_docs(resolve_job(docs), Settings(qdrant_url=store.http.url, collection="book"),
+                   embedder=FakeEmbedder(), say=lambda _: None)
+    assert store.count() == summary.chunks  # readers' release untouched
+    assert release.switch(store, first).before == first  # and still what it recorded
+
+
+def test_a_stage_whose_release_is_discarded_meanwhile_says_so(server):
+    docs, store = server
+    first, _ = _publish(docs, store, FakeEmbedder(), 0)
+    release.switch(store, first)
+
+    def raced(target):  # `release discard --incomplete` in another terminal, mid-sync
+        assert release.discard_incomplete(store) == [target.collection]
+        return target.count()  # the sync's next request (it was embedding meanwhile)
+
+    with pytest.raises(ConfigError, match=r"was deleted while it was being staged \(a `release "
+                                          r"discard --incomplete` run meanwhile\?\): readers "
+                                          r"stay on book--"):
+        release.stage(store, FakeEmbedder(), raced, now=T0 + timedelta(minutes=1))
     assert release.releases(store).names == [first]

@@ -170,6 +170,8 @@ def test_a_switch_killed_at_any_step_leaves_readers_on_a_complete_release(book, 
     assert book.readers() == now
     status = release("status").stdout.splitlines()
     assert status[0] == f"book -> {second if step == 'switch-recorded' else staged}"
+    if step == "switch-recorded":  # readers never saw it: not "was live"
+        assert f"  {staged}  complete, {n3} points; never live" in status
     # switch again (finishes pruning; a no-op once readers see it), then roll back and forth
     assert release("switch", staged, "--keep", "1").returncode == 0
     assert book.readers() == n3
