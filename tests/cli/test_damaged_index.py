@@ -130,3 +130,65 @@ def test_a_full_disk_is_refused_with_one_line_not_a_bus_error(book, tiny_disk):
         assert "Traceback" not in run.stderr
     assert "The disk holding the local index at" in runs[0].stderr
     assert "is full" in runs[0].stderr and "Free some space on that disk" in runs[0].stderr
+
+
+@pytest.fixture
+def roomy_disk(tmp_path):
+    """A real 200 MB filesystem (tmpfs) the test fills later; skipped where it cannot mount."""
+    mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
+    mount.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if made.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.slow  # a serve --watch process, a sync after the disk fills
+def test_serve_watch_keeps_serving_when_the_disk_fills(book, roomy_disk):
+    import threading
+
+    import httpx
+
+    from tests.ports import free_port
+    from tests.shared import eventually
+
+    env = {**os.environ, "QDRANT_PATH": str(roomy_disk / "qdrant")}
+    port = free_port(19100, 19199)
+    proc = subprocess.Popen([sys.executable, "-m", "textbook_chat_cli", "serve", "--port",
+                             str(port), "--watch", "docs"], env=env, cwd=book,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+
+    def health() -> int:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).status_code
+        except httpx.HTTPError:
+            assert proc.poll() is None, "".join(lines)
+            return 0
+
+    try:
+        eventually(lambda: health() == 200, "serve --watch ready", seconds=300)
+        with open(roomy_disk / "filler", "wb") as filler:  # leave ~1 MB: under the 64 needed
+            st = os.statvfs(roomy_disk)
+            os.posix_fallocate(filler.fileno(), 0, st.f_bavail * st.f_frsize - 1024 * 1024)
+        (book / "docs" / "gears.md").write_text("# Gears\n\n## Worm gears\n\n" + TEXT.format(
+            topic="A worm gear"))
+        eventually(lambda: "re-sync" in "".join(lines) or proc.poll() is not None,
+                   "the re-sync after the save", seconds=300)
+        assert proc.poll() is None, f"serve died ({proc.returncode}): {''.join(lines)}"
+        said = "".join(lines)
+        assert "still serving the previous index: The disk holding the local index" in said
+        assert "is full" in said and "Free some space on that disk" in said
+        assert proc.poll() is None and health() == 200  # the previous index still answers
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    reader.join(10)
