@@ -30,37 +30,51 @@ In Claude Desktop's claude_desktop_config.json (see docs/http-api.md for VS Code
 LOCAL_CLIENT = "stdio"  # the rate limiter's key for the one local client
 
 
+def lines(stdin: BinaryIO, cap: int):
+    """Each line of stdin (without its newline), or None for one longer than `cap` bytes, whose
+    rest is read and dropped in pieces of `cap`: a line never costs more memory than that."""
+    while True:
+        line = stdin.readline(cap + 1)
+        if not line:
+            return
+        if len(line) <= cap or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stdin.readline(cap + 1)
+        yield None
+
+
 def serve_stdio(deps, stdin: BinaryIO, stdout: TextIO) -> int:
-    """Answer each line of stdin until it closes."""
+    """Answer each line of stdin until it closes. A message is at most as large as POST /mcp
+    takes (functions.api.app BODY_CAPS); a longer line is answered with an error."""
     from functions.api import mcp
-    from functions.api.app import mcp_tools
+    from functions.api.app import BODY_CAPS, mcp_tools
     from functions.api.http_errors import from_exception, new_request_id
 
     run_tool = mcp_tools(deps)
-    for line in stdin:
-        if not line.strip():
+    cap = BODY_CAPS["mcp"]
+    for line in lines(stdin, cap):
+        if line is None:
+            reply = mcp.error_reply(None, mcp.INVALID_REQUEST, f"The message is larger than "
+                                    f"{cap // 1024} KB; send a shorter one.",
+                                    {"code": "too_large"})
+        elif not line.strip():
             continue
-        try:
-            deps.settings  # noqa: B018 (a configuration error answers every message, as the API)
-        except Exception as exc:  # noqa: BLE001
-            rpc = mcp.from_api_error(from_exception(exc))
-            reply = mcp.error_reply(_id_of(line), rpc.code, rpc.message, rpc.data)
         else:
-            reply = mcp.handle(line, run_tool, LOCAL_CLIENT, new_request_id())
+            try:
+                deps.settings  # noqa: B018 (a configuration error answers every message, as the API)
+            except Exception as exc:  # noqa: BLE001
+                err = from_exception(exc)
+                rpc = mcp.from_api_error(err)
+                reply = (mcp.failure_reply(line, err)
+                         or mcp.error_reply(None, rpc.code, rpc.message, rpc.data))
+            else:
+                reply = mcp.handle(line, run_tool, LOCAL_CLIENT, new_request_id())
         if reply is not None:
             stdout.write(mcp.dumps(reply) + "\n")
             stdout.flush()
     return 0
-
-
-def _id_of(line: bytes):
-    import json
-
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    return message.get("id") if isinstance(message, dict) else None
 
 
 def cmd_mcp(args) -> int:

@@ -53,7 +53,7 @@ BODY_CAPS = {"chat": 64 * 1024, "selection": 1024 * 1024, "feedback": 8 * 1024,
              "sources": 64 * 1024, "mcp": 64 * 1024}
 # (body, client ip, request id) -> the response's fields, or the whole response (/mcp)
 Work = Callable[[bytes, str, str], "dict | Response"]
-Failure = Callable[[BaseException, str], Response]
+Failure = Callable[[BaseException, str, bytes], Response]  # (error, request id, body read)
 CLIENT_CLOSED = 499  # nginx's status for a request its client abandoned; logged, never sent
 
 
@@ -103,13 +103,15 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
     reading the body, waiting for a turn and the work all spend from it. With a gate (a local
     server) the work runs on a thread once the gate gives it a turn; without one (Lambda, one
     request at a time) it runs inline, which saves anyio's thread machinery (~0.2 s of cold
-    start). `failure`: the response for an error (default: /chat's JSON error)."""
-    fail = failure or _failure
+    start). `failure`: the response for an error, given the body as far as it was read
+    (default: /chat's JSON error)."""
+    fail = failure or (lambda exc, request_id, _raw: _failure(exc, request_id))
 
     async def run(request: Request) -> Response:
         deadline = Deadline(request_seconds(request.scope.get("aws.context")))
         request_id, start = new_request_id(), time.perf_counter()
         ip = client_ip(request)
+        raw = b""
 
         def timed_work(raw: bytes) -> dict:
             with within(deadline):
@@ -133,7 +135,7 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
         except ClientDisconnect:  # the reader left before sending the question: not a failure
             response = JSONResponse(None, CLIENT_CLOSED)
         except Exception as exc:  # every failure becomes JSON, never a stack trace
-            response = fail(exc, request_id)
+            response = fail(exc, request_id, raw)
         log("request", request_id=request_id, route=route, status=response.status_code,
             ms=round((time.perf_counter() - start) * 1000, 1),
             client=hashlib.sha256(ip.encode()).hexdigest()[:12])
@@ -302,29 +304,47 @@ def mcp_work(deps) -> Work:
         reply = mcp.handle(raw, run_tool, ip, request_id)
         if reply is None:
             return Response(status_code=202, headers={REQUEST_ID_HEADER: request_id})
-        retry = ((reply.get("error") or {}).get("data") or {}).get("retry_after")
-        return json_response(reply, 200, request_id,
-                             {"Retry-After": str(retry)} if retry else None)
+        return mcp_reply(reply, request_id)
     return work
 
 
-def mcp_failure(exc: BaseException, request_id: str) -> Response:
-    """A failure before the message is read (origin, size, configuration, busy): its HTTP
-    status, with a JSON-RPC error as the body."""
+def mcp_reply(reply: dict, request_id: str, status: int = 200) -> Response:
+    """A JSON-RPC reply, with Retry-After when it says when to try again."""
+    result = reply.get("result") or {}
+    data = (reply.get("error") or {}).get("data") or (
+        (result.get("structuredContent") or {}).get("error") if result.get("isError") else None)
+    retry = (data or {}).get("retry_after")
+    return json_response(reply, status, request_id, {"Retry-After": str(retry)} if retry else None)
+
+
+def mcp_failure(exc: BaseException, request_id: str, raw: bytes = b"") -> Response:
+    """A failure outside the tools (origin, size, configuration, busy, the version header).
+    A message whose id could be read is answered with it: busy is a 200 the client retries
+    (a tool's error result, or a JSON-RPC error, with `retry_after`); the rest keep their HTTP
+    status. Before the message is read, the body is a JSON-RPC error with a null id."""
     err = from_exception(exc)
     if err.status >= 500:
         log("error", logging.WARNING, request_id=request_id, code=err.code,
             error=operator_detail(exc))
+    reply = mcp.failure_reply(raw, err) if raw else None
+    if reply is not None:
+        return mcp_reply(reply, request_id, 200 if err.retry_after is not None else err.status)
     rpc = mcp.from_api_error(err)
     return json_response(mcp.error_reply(None, rpc.code, rpc.message, rpc.data), err.status,
                          request_id, error_headers(err))
 
 
+def unsupported_version(raw: bytes, ip: str, request_id: str) -> Response:
+    raise ApiError(400, "unsupported_protocol_version", "This MCP-Protocol-Version header is "
+                   f"not supported; use one of {', '.join(mcp.PROTOCOL_VERSIONS)}.")
+
+
 def mcp_route(deps, gate: Gate | None):
     """/mcp: POST one message; GET (a server-sent event stream) and DELETE (a session) are
     405, as the transport allows a server that keeps neither. A protocol version header the
-    server does not speak is 400, before any work."""
+    server does not speak is 400, before any work (its message read only for its id)."""
     post = endpoint(deps, "mcp", mcp_work(deps), gate, mcp_failure)
+    refuse = endpoint(deps, "mcp", unsupported_version, None, mcp_failure)
 
     async def run(request: Request) -> Response:
         if request.method != "POST":
@@ -335,11 +355,7 @@ def mcp_route(deps, gate: Gate | None):
             return response
         version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in mcp.PROTOCOL_VERSIONS:
-            return mcp_failure(ApiError(400, "unsupported_protocol_version",
-                                        f"MCP-Protocol-Version {version[:40]!r} is not "
-                                        f"supported; use one of "
-                                        f"{', '.join(mcp.PROTOCOL_VERSIONS)}."),
-                               new_request_id())
+            return await refuse(request)
         return await post(request)
     return run
 

@@ -5,7 +5,11 @@ single JSON response; functions.api.app) and `textbook-chat mcp` (stdio, one mes
 Stateless: no session id, nothing kept between messages, so any Lambda container answers any
 message. The tools do the work the HTTP routes do (functions.api.app `mcp_tools`): `search_book`
 is /sources' search without its confidence cut, `ask_book` is /chat itself, with /chat's
-limits, budget and error codes; an error becomes a JSON-RPC error whose `data.code` is /chat's.
+limits, budget and error codes. As the 2025-11-25 spec says, what goes wrong in a tool (its
+arguments, the rate limit, a busy server, a model outage) is the tool's result with
+`isError: true`, so the assistant reads it and may correct itself or retry; only a message the
+protocol cannot take (not JSON, an unknown method or tool) is a JSON-RPC error. Every reply
+carries the request's `id` whenever the message has a readable one.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from functions.api.http_errors import ApiError, from_exception, log, operator_detail
-from functions.api.validation import MAX_QUESTION_CHARS, parse_json
+from functions.api.validation import MAX_QUESTION_CHARS, parse_json, valid_text
 
 # Protocol revisions reachable through `initialize`, oldest to newest. A client asking for
 # another is answered with the newest: the spec lets the client decide whether to go on.
@@ -113,14 +117,25 @@ def error_reply(msg_id, code: int, message: str, data: dict | None = None) -> di
     return {"jsonrpc": "2.0", "id": msg_id, "error": error}
 
 
-def from_api_error(err: ApiError) -> RpcError:
-    """/chat's error as a JSON-RPC error: bad input is invalid params, anything else the
-    server's own code; `data` keeps /chat's code, status and Retry-After."""
+def error_data(err: ApiError) -> dict:
+    """/chat's code, status and, when it is worth trying again, after how many seconds."""
     data: dict = {"code": err.code, "status": err.status}
     if err.retry_after is not None:
         data["retry_after"] = max(1, int(err.retry_after + 0.999))
+    return data
+
+
+def from_api_error(err: ApiError) -> RpcError:
+    """/chat's error as a JSON-RPC error (for what comes before a tool runs: the origin, the
+    body's size, the configuration): bad input is invalid params, anything else the server's
+    own code; `data` keeps /chat's code, status and Retry-After."""
     return RpcError(INVALID_PARAMS if err.status in INPUT_STATUSES else SERVER_ERROR,
-                    err.message, data)
+                    err.message, error_data(err))
+
+
+# The JSON checks (functions.api.validation) that a message can fail after it parsed: its id
+# is still readable, and answered.
+_UNPARSED = frozenset({"bad_encoding", "empty_body", "invalid_json"})
 
 
 def parse_message(raw: bytes) -> dict:
@@ -132,18 +147,55 @@ def parse_message(raw: bytes) -> dict:
     try:
         message = parse_json(raw)
     except ApiError as exc:
-        raise RpcError(PARSE_ERROR if exc.status == 400 else INVALID_REQUEST, exc.message,
+        raise RpcError(PARSE_ERROR if exc.code in _UNPARSED else INVALID_REQUEST, exc.message,
                        {"code": exc.code}) from None
     return message
 
 
+def message_id(raw: bytes):
+    """The message's `id` when it has a valid one (a string of real Unicode or an integer),
+    else None: for the reply to a message refused before or while it is read (a lone
+    surrogate, nesting too deep, a busy server), so the client is not left waiting for it."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError):  # also bytes that are not UTF-8
+        return None
+    msg_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(msg_id, int) and not isinstance(msg_id, bool):
+        return msg_id
+    return msg_id if isinstance(msg_id, str) and valid_text(msg_id) else None
+
+
+def method_of(raw: bytes) -> str | None:
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else None
+
+
+def failure_reply(raw: bytes, err: ApiError) -> dict | None:
+    """The reply to a message that could not be worked on (a busy server, the configuration):
+    a tool's call gets the tool's result with `isError` (retried by the assistant after
+    `retry_after`), any other request a JSON-RPC error; both with the message's `id`. None for
+    a message without a readable id (the caller answers with the HTTP status)."""
+    msg_id = message_id(raw)
+    if msg_id is None:
+        return None
+    if method_of(raw) == "tools/call" and err.status not in INPUT_STATUSES:
+        return {"jsonrpc": "2.0", "id": msg_id, "result": error_result(err)}
+    rpc = from_api_error(err)
+    return error_reply(msg_id, rpc.code, rpc.message, rpc.data)
+
+
 def handle(raw: bytes, run_tool: RunTool, ip: str, request_id: str) -> dict | None:
     """The reply to one message (None for a notification, which has none). Never raises for
-    what a client sends: every failure is a JSON-RPC error reply."""
+    what a client sends: every failure is a JSON-RPC error reply or a tool's error result."""
     try:
         message = parse_message(raw)
     except RpcError as exc:
-        return error_reply(None, exc.code, exc.message, exc.data)
+        return error_reply(message_id(raw), exc.code, exc.message, exc.data)
     msg_id = message.get("id")
     try:
         method = _check_envelope(message)
@@ -214,19 +266,18 @@ def call_tool(params: dict, run_tool: RunTool, ip: str, request_id: str) -> dict
                        f"{', '.join(TOOLS_BY_NAME)}.")
     if args is None:
         args = {}
-    if not isinstance(args, dict):
+    if not isinstance(args, dict):  # the call itself is malformed: a protocol error
         raise RpcError(INVALID_PARAMS, "`arguments` must be an object.")
-    body = request_body(tool, args)
     try:
-        fields = run_tool(tool.name, body, ip, request_id)
-    except ApiError as exc:
-        raise _renamed(tool, from_api_error(exc)) from None
+        fields = run_tool(tool.name, request_body(tool, args), ip, request_id)
+    except ApiError as exc:  # the arguments, as /chat's validation words it
+        return error_result(_renamed(tool, exc))
     except Exception as exc:  # noqa: BLE001 - a domain error (limits, outage): /chat's code
         err = from_exception(exc)
         if err.status >= 500:  # the operator's log keeps what the assistant is not told
             log("error", logging.ERROR if err.status == 500 else logging.WARNING,
                 request_id=request_id, code=err.code, error=operator_detail(exc))
-        raise from_api_error(err) from None
+        return error_result(_renamed(tool, err))
     return tool_result(tool, fields)
 
 
@@ -235,7 +286,7 @@ def request_body(tool: Tool, args: dict) -> dict:
     allowed = set(tool.input_schema["properties"])
     extra = sorted(set(args) - allowed)
     if extra:
-        raise RpcError(INVALID_PARAMS, f"Unknown argument(s) for {tool.name}: "
+        raise ApiError(422, "invalid_field", f"Unknown argument(s) for {tool.name}: "
                        f"{', '.join(map(str, extra))[:200]}. Allowed: {', '.join(sorted(allowed))}.")
     if tool.name == "search_book":
         filters = {k: args[k] for k in ("version", "locale") if args.get(k) is not None}
@@ -244,7 +295,7 @@ def request_body(tool: Tool, args: dict) -> dict:
     return {"question": args.get("question"), "history": args.get("history")}
 
 
-def _renamed(tool: Tool, err: RpcError) -> RpcError:
+def _renamed(tool: Tool, err: ApiError) -> ApiError:
     """The error in the tool's own argument names (search_book's `question` is `query`)."""
     if tool.name == "search_book":
         err.message = err.message.replace("`question`", "`query`").replace(
@@ -253,10 +304,28 @@ def _renamed(tool: Tool, err: RpcError) -> RpcError:
 
 
 def tool_result(tool: Tool, fields: dict) -> dict:
-    """The tool's result: the fields as structured content, and as text an assistant reads."""
+    """The tool's result: the fields as structured content, as text an assistant reads and,
+    as the spec asks of a tool with structured content, serialized in a text block too (a
+    client that reads only `content` still gets `outcome` and `confidence`)."""
     text = search_text(fields) if tool.name == "search_book" else answer_text(fields)
-    return {"content": [{"type": "text", "text": text}], "structuredContent": fields,
-            "isError": False}
+    return _result(text, fields, False)
+
+
+def error_result(err: ApiError) -> dict:
+    """What went wrong in a tool, as its result with `isError` (the spec's tool execution
+    error): the message an assistant can act on and, in `structuredContent.error`, /chat's
+    code, status and `retry_after` (seconds) when trying again later will work."""
+    data = error_data(err)
+    text = err.message
+    if "retry_after" in data:
+        text += f" (Try again in {data['retry_after']} s.)"
+    return _result(text, {"error": {"message": err.message, **data}}, True)
+
+
+def _result(text: str, structured: dict, is_error: bool) -> dict:
+    return {"content": [{"type": "text", "text": text},
+                        {"type": "text", "text": dumps(structured)}],
+            "structuredContent": structured, "isError": is_error}
 
 
 def search_text(fields: dict) -> str:

@@ -68,9 +68,9 @@ def _check_tree(data: dict) -> None:
         items = (node.items() if isinstance(node, dict)
                  else ((None, v) for v in node) if isinstance(node, list) else ())
         for key, value in items:
-            name = field_name or (key if isinstance(key, str) and _valid(key) else "")
+            name = field_name or (key if isinstance(key, str) and valid_text(key) else "")
             for text in (key, value):
-                if isinstance(text, str) and not _valid(text):
+                if isinstance(text, str) and not valid_text(text):
                     where = f" in `{name[:40]}`" if name else " in a field name"
                     raise ApiError(400, "bad_text",
                                    f"The request has text that is not valid Unicode{where} "
@@ -79,7 +79,7 @@ def _check_tree(data: dict) -> None:
                 stack.append((value, depth + 1, name))
 
 
-def _valid(text: str) -> bool:
+def valid_text(text: str) -> bool:
     if text.isascii():
         return True
     try:

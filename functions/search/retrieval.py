@@ -93,6 +93,20 @@ def check_editions(filters: dict[str, str], known: Editions) -> None:
                             f"{listed}, or leave it out to use the reader's page's {noun}.")
 
 
+def named_version(filters: dict[str, str], known: Editions) -> dict[str, str]:
+    """filters with `version` as the index names it: "next" (the unreleased docs in the site's
+    URLs, `/docs/next/...`) is "current"; on a book without versions, "current" or "next" is
+    the book itself (no filter)."""
+    version = filters.get("version")
+    if version not in ("next", CURRENT_VERSION) or version in known.versions:
+        return filters
+    if not known.versions:
+        return {k: v for k, v in filters.items() if k != "version"}
+    if CURRENT_VERSION in known.versions:
+        return {**filters, "version": CURRENT_VERSION}
+    return filters
+
+
 def page_edition(page_url: str | None, known: Editions) -> dict[str, str]:
     """The version and locale a page that is not one of the book's (the home page, a blog post,
     a category index) shows in its path: Docusaurus serves another locale under
@@ -229,6 +243,7 @@ class Retriever:
             self.ensure_model()
         known = self.editions
         if known is not None:
+            filters = named_version(filters, known)
             check_editions(filters, known)
         variants = page_variants(page_url)
         if self._plain or ("version" in filters and "locale" in filters):

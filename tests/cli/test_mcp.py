@@ -33,9 +33,9 @@ def urls_of(result) -> list[str]:
 
 
 async def session_checks(client) -> dict:
-    """initialize (done by the client on connect), tools/list, both tools, a malformed call and
-    calls past the limit (RATE_LIMIT_PER_MINUTE=2: ask_book twice, then refused)."""
-    from mcp.shared.exceptions import MCPError
+    """initialize (done by the client on connect), tools/list, both tools, bad arguments and
+    calls past the limit (RATE_LIMIT_PER_MINUTE=2: ask_book twice, then refused): what goes
+    wrong in a tool is its result with isError, which the SDK hands to the model."""
 
     assert client.protocol_version == "2025-11-25"  # the SDK's newest handshake version
     assert client.server_info.name == "textbook-chat" and "cite" in client.instructions
@@ -52,15 +52,17 @@ async def session_checks(client) -> dict:
     assert refused.structured_content["low_confidence"] is True
     for result in (found, asked, refused):
         assert urls_of(result) and set(urls_of(result)) <= ALL_URLS, urls_of(result)
+        # a client that reads only `content` gets the JSON too: outcome, confidence
+        assert json.loads(result.content[1].text) == result.structured_content
+    assert "confidence" in json.loads(asked.content[1].text)
 
-    with pytest.raises(MCPError) as bad:
-        await client.call_tool("search_book", {"query": ""})
-    assert bad.value.error.code == -32602 and "`query` is empty" in bad.value.error.message
-    with pytest.raises(MCPError) as limited:
-        await client.call_tool("ask_book", {"question": "What is a wheel encoder?"})
-    assert limited.value.error.code == -32000
-    assert limited.value.error.data["code"] == "rate_limited"
-    return {"limited": limited.value.error.data}
+    bad = await client.call_tool("search_book", {"query": "x", "top_k": 11})
+    assert bad.is_error and "`top_k` must be a whole number" in bad.content[0].text, bad
+    limited = await client.call_tool("ask_book", {"question": "What is a wheel encoder?"})
+    assert limited.is_error and "Try again in" in limited.content[0].text
+    error = limited.structured_content["error"]
+    assert error["code"] == "rate_limited" and error["retry_after"] >= 1
+    return {"limited": error}
 
 
 def run_session(server) -> dict:

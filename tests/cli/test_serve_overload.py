@@ -190,3 +190,43 @@ def test_a_reader_who_leaves_mid_question_is_not_a_server_error(served):
     gone = [e for e in requests if e["status"] == 499]
     assert len(gone) == 1
     assert not [e for e in _logged(lines[said_before:]) if e.get("level") == "error"]
+
+
+def test_assistants_told_busy_get_a_tool_result_they_can_retry(served):
+    """MCP clients at once past capacity: each is answered on its own request id with HTTP 200,
+    ask_book's answer or its error result `busy` with `retry_after` (was: HTTP 503 with no id,
+    which a client reports as a failed transport, not a result the model can act on)."""
+    base, _, _ = served
+    callers = 60
+    replies: list[tuple[int, int, dict]] = []
+    lock = threading.Lock()
+
+    def assistant(i: int) -> None:
+        message = {"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call",
+                   "params": {"name": "ask_book",
+                              "arguments": {"question": QUESTIONS[i % len(QUESTIONS)]}}}
+        r = httpx.post(base + "/mcp", json=message, timeout=REQUEST_SECONDS + 30,
+                       headers={"accept": "application/json, text/event-stream",
+                                "mcp-protocol-version": "2025-11-25"})
+        with lock:
+            replies.append((i, r.status_code, r.json()))
+
+    threads = [threading.Thread(target=assistant, args=(i,)) for i in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(i for i, _, _ in replies) == list(range(callers))
+    outcomes = []
+    for i, status, reply in replies:
+        assert status == 200 and reply["id"] == 1000 + i, (status, reply)
+        result = reply["result"]
+        if result["isError"]:
+            error = result["structuredContent"]["error"]
+            assert error["code"] == "busy" and error["retry_after"] >= 1, error
+            assert "Try again in" in result["content"][0]["text"]
+        else:
+            assert result["structuredContent"]["answer"], result
+        outcomes.append("busy" if result["isError"] else "answered")
+    print({o: outcomes.count(o) for o in set(outcomes)})
+    assert outcomes.count("answered") >= 8 and outcomes.count("busy") >= callers // 3, outcomes

@@ -71,7 +71,7 @@ def test_local_serve_limits_no_one_unless_asked(tmp_path, env):
 
 
 def _mcp_outcomes(tmp_path: Path, env: dict, *flags: str, calls: int = 12) -> tuple[list, str]:
-    """`mcp` with flags: what each of `calls` ask_book calls got (its error's code: counted, then
+    """`mcp` with flags: what each of `calls` ask_book calls got (its error result's code: counted, then
     refused as an empty question unless over the limit), and its stderr (in one minute)."""
     return in_one_minute(lambda: _mcp_run(tmp_path, env, flags, calls))
 
@@ -86,7 +86,8 @@ def _mcp_run(tmp_path: Path, env: dict, flags: tuple, calls: int) -> tuple[list,
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["id"] for r in replies] == list(range(calls))
-    return [r["error"]["data"]["code"] for r in replies], done.stderr
+    assert all(r["result"]["isError"] for r in replies)  # a tool's error result, each
+    return [r["result"]["structuredContent"]["error"]["code"] for r in replies], done.stderr
 
 
 @pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s

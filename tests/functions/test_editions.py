@@ -119,12 +119,45 @@ def test_an_index_without_recorded_editions_searches_them_all_each_text_once(sto
 
 @pytest.mark.parametrize(("filters", "named"), [
     ({"version": "2.0"}, ['"current"', '"1.0" (the default)', "`filters.version`"]),
-    ({"version": "next", "locale": "en"}, ['"current"', '"1.0" (the default)']),
+    ({"version": "2.0", "locale": "en"}, ['"current"', '"1.0" (the default)']),
     ({"locale": "ur"}, ['"en" (the default)', '"fr"', "`filters.locale`"])])
 def test_an_unknown_version_or_locale_is_refused_naming_the_ones_there_are(store, filters, named):
     with pytest.raises(UnknownFilter) as refused:
         Retriever(store, ContentEmbedder(DIM)).retrieve(QUESTION, filters=filters)
     assert all(n in str(refused.value) for n in named), str(refused.value)
+
+
+def test_next_is_the_current_version_as_readers_see_it_in_urls(store):
+    """The site shows the unreleased docs at /docs/next/...: a reader's or an assistant's
+    "next" reads "current"; on a book without versions, "current" and "next" are the book."""
+    retriever = Retriever(store, ContentEmbedder(DIM))
+    hits = retriever.retrieve(QUESTION, filters={"version": "next", "locale": "en"})
+    assert hits and editions_of(hits) == {("current", "en")}
+
+
+@pytest.mark.parametrize("version", ["current", "next"])
+def test_a_book_without_versions_is_its_current_version(make_deps, tmp_path, version):
+    """search_book's own example, `version: "current"`, on a book indexed without versions
+    (`index` records no versions and no locales for it)."""
+    from tests.functions.conftest import index_book
+    from tests.functions.test_mcp import LambdaSession
+
+    plain = QdrantStore.open(Settings(qdrant_path=str(tmp_path / "q"), collection="plain"))
+    try:
+        index_book(plain, ContentEmbedder(DIM))
+        plain.mark_synced("2026-11-28T00:00:00+00:00", Editions())
+        retriever = Retriever(plain, ContentEmbedder(DIM))
+        everything = retriever.retrieve(QUESTION)
+        assert everything and retriever.retrieve(QUESTION, filters={"version": version}) == everything
+        agent = LambdaSession(Mangum(create_app(make_deps(search=plain), "chat", threaded=False),
+                                     lifespan="off"))
+        agent.initialize()
+        found = agent.call("search_book", {"query": QUESTION, "version": version})["result"]
+        assert not found["isError"] and found["structuredContent"]["sections"], found
+        other = agent.call("search_book", {"query": QUESTION, "version": "1.0"})["result"]
+        assert other["isError"] and "This book has no versions" in other["content"][0]["text"]
+    finally:
+        plain.close()
 
 
 def test_page_variants_cover_slash_and_encoding():
@@ -211,7 +244,8 @@ def test_any_edition_filter_is_an_answer_or_a_422_naming_the_editions(client, st
     response = client(search=store).post("/chat", json={"question": QUESTION, "filters": filters},
                                          headers={"Origin": "https://reader.example"})
     if response.status_code == 200:
-        assert {filters.get("version") or "1.0", "current", "1.0"} == {"current", "1.0"}
+        asked = {"next": "current"}.get(filters.get("version"), filters.get("version"))
+        assert {asked or "1.0", "current", "1.0"} == {"current", "1.0"}
         assert (filters.get("locale") or "en") in ("en", "fr")
         return
     assert response.status_code == 422, response.text
@@ -249,17 +283,19 @@ def test_a_translated_page_answers_from_its_locale_first_and_marks_what_only_eng
     assert {c["url"] for c in body["citations"]} == {"/book/fr/docs/next/safety#stop-test"}
 
 
-def test_an_agent_naming_a_version_the_book_lacks_gets_invalid_params_with_the_list(make_deps,
-                                                                                    site_store):
+def test_an_agent_naming_a_version_the_book_lacks_gets_an_error_result_with_the_list(make_deps,
+                                                                                     site_store):
     from tests.functions.test_mcp import LambdaSession
 
     agent = LambdaSession(Mangum(create_app(make_deps(search=site_store), "chat", threaded=False),
                                  lifespan="off"))
     agent.initialize()
     reply = agent.call("search_book", {"query": "What must the robot pass?", "version": "2.0"})
-    assert reply["error"]["code"] == -32602, reply
-    assert '"current" or "1.0" (the default)' in reply["error"]["message"]
-    assert reply["error"]["data"] == {"code": "unknown_filter", "status": 422}
+    result = reply["result"]  # a tool's error, which the assistant reads and corrects
+    assert result["isError"] is True, reply
+    assert '"current" or "1.0" (the default)' in result["content"][0]["text"]
+    assert result["structuredContent"]["error"]["code"] == "unknown_filter"
+    assert result["structuredContent"]["error"]["status"] == 422
     found = agent.call("search_book", {"query": "What must the robot pass?", "locale": "fr"})
     assert found["result"]["structuredContent"]["sections"], found
     assert all(s["url"].startswith("https://x.io/book/fr/docs/safety") for s in  # the

@@ -4,6 +4,7 @@ Every URL a tool returns must be one the tiny book serves (tests/functions/book.
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -103,6 +104,9 @@ def test_a_whole_session_initialize_list_search_and_ask(session):
     assert asked["structuredContent"] == same  # /chat's own answer and citations
     assert asked["structuredContent"]["citations"][0]["url"] == "/book/docs/loop#loop-jitter"
     assert "/book/docs/loop#loop-jitter" in asked["content"][0]["text"]
+    for result in (found["result"], asked):  # the spec's SHOULD: the JSON in `content` too
+        assert json.loads(result["content"][1]["text"]) == result["structuredContent"]
+    assert "confidence" in json.loads(asked["content"][1]["text"])
 
     for result in (found["result"], asked):
         assert urls_in(result) and set(urls_in(result)) <= ALL_URLS
@@ -139,39 +143,51 @@ def test_the_protocol_version_is_the_clients_when_supported_else_the_newest(sess
 
 
 def test_an_unsupported_protocol_version_header_is_400_before_any_work(session):
-    client = session()
-    response = client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    client = session(rate_limiter=MemoryRateLimiter(1, 100))
+    response = client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ask_book", "arguments": {"question": "What is loop jitter?"}}},
                            headers={"mcp-protocol-version": "1900-01-01"})
     assert response["statusCode"] == 400
-    body = json.loads(response["body"])
-    assert body["id"] is None and body["error"]["code"] == mcp.INVALID_PARAMS
+    body = json.loads(response["body"])  # the request's id, so the client stops waiting
+    assert body["id"] == 1 and body["error"]["code"] == mcp.INVALID_PARAMS
     assert "2025-11-25" in body["error"]["message"]
+    assert client.deps.rate_limiter._counts == {}  # no work was done
+
+
+@pytest.mark.parametrize("raw, code, words", [
+    ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_book", '
+     '"arguments": {"query": "jitter \\ud800"}}}', mcp.INVALID_REQUEST, "lone surrogate"),
+    ('{"jsonrpc": "2.0", "id": "deep", "method": "tools/call", "params": {"name": '
+     '"search_book", "arguments": {"query": "x", "top_k": ' + "[" * 20 + "]" * 20 + "}}}",
+     mcp.INVALID_REQUEST, "nested more than 16 levels"),
+    ('{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"x": "\\udfff"}}',
+     mcp.INVALID_REQUEST, "not valid Unicode"),
+])
+def test_a_message_refused_while_it_is_read_keeps_its_id(session, raw, code, words):
+    response = session().post(raw)
+    assert response["statusCode"] == 200, response
+    reply = json.loads(response["body"])
+    assert reply["id"] == json.loads(raw)["id"], reply
+    assert reply["error"]["code"] == code and words in reply["error"]["message"], reply
+
+
+def test_an_id_that_is_not_valid_unicode_is_not_echoed(session):
+    raw = '{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}'
+    reply = json.loads(session().post(raw)["body"])
+    assert reply["id"] is None and reply["error"]["code"] == mcp.INVALID_REQUEST
 
 
 @pytest.mark.parametrize("body, code, words", [
     ("{not json", mcp.PARSE_ERROR, "not valid JSON"),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "search_book", "arguments": "jitter"}}, mcp.INVALID_PARAMS,
+     "`arguments` must be an object"),
     ('[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', mcp.INVALID_REQUEST, "batches"),
     ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, mcp.INVALID_REQUEST, "jsonrpc"),
     ({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}, mcp.METHOD_NOT_FOUND,
      "resources/list"),
     ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "delete_book"}},
      mcp.INVALID_PARAMS, "Unknown tool 'delete_book'"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "search_book", "arguments": {}}}, mcp.INVALID_PARAMS,
-     "`query` is required"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "search_book", "arguments": {"query": "jitter", "top_k": 99}}},
-     mcp.INVALID_PARAMS, "`top_k` must be a whole number from 1 to 10"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "ask_book", "arguments": {"question": "x" * 2001}}},
-     mcp.INVALID_PARAMS, "keep it under 2,000"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "ask_book", "arguments": {"question": "hi", "page": 2}}},
-     mcp.INVALID_PARAMS, "Unknown argument(s) for ask_book: page"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "ask_book", "arguments": {"question": "hi",
-                                                   "history": [{"role": "system"}]}}},
-     mcp.INVALID_PARAMS, "`history[0].role` must be user or assistant"),
 ])
 def test_a_malformed_message_is_a_json_rpc_error_never_a_5xx(session, body, code, words):
     response = session().post(body)
@@ -181,6 +197,27 @@ def test_a_malformed_message_is_a_json_rpc_error_never_a_5xx(session, body, code
     assert "Traceback" not in response["body"]
 
 
+@pytest.mark.parametrize("name, arguments, words", [
+    ("search_book", {}, "`query` is required"),
+    ("search_book", {"query": "x", "top_k": 11}, "`top_k` must be a whole number from 1 to 10"),
+    ("ask_book", {"question": "x" * 2001}, "keep it under 2,000"),
+    ("ask_book", {"question": "hi", "page": 2}, "Unknown argument(s) for ask_book: page"),
+    ("ask_book", {"question": "hi", "history": [{"role": "system"}]},
+     "`history[0].role` must be user or assistant"),
+])
+def test_bad_arguments_are_the_tools_error_result_the_assistant_reads(session, name, arguments,
+                                                                      words):
+    """The 2025-11-25 spec: input validation errors are tool execution errors (`isError`), which
+    the model sees and can correct, not protocol errors a client may hide from it."""
+    client = session()
+    client.initialize()
+    result = client.call(name, arguments)["result"]
+    assert result["isError"] is True and words in result["content"][0]["text"], result
+    error = result["structuredContent"]["error"]
+    assert error["status"] in (413, 422) and words in error["message"]
+    assert json.loads(result["content"][1]["text"]) == result["structuredContent"]
+
+
 def test_over_the_rate_limit_is_chats_error_code_with_retry_after(session):
     client = session(rate_limiter=MemoryRateLimiter(1, 100))
     client.initialize()  # initialize and tools/list do no work and are not counted
@@ -188,9 +225,11 @@ def test_over_the_rate_limit_is_chats_error_code_with_retry_after(session):
     again = client.post({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                          "params": {"name": "ask_book", "arguments": {"question": "jitter"}}})
     assert again["statusCode"] == 200 and int(again["headers"]["retry-after"]) >= 1
-    error = json.loads(again["body"])["error"]
-    assert error["code"] == mcp.SERVER_ERROR and error["data"]["code"] == "rate_limited"
-    assert error["data"]["status"] == 429 and error["data"]["retry_after"] >= 1
+    result = json.loads(again["body"])["result"]  # a result the assistant can retry
+    assert result["isError"] is True and "Try again in" in result["content"][0]["text"]
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "rate_limited"
+    assert error["status"] == 429 and error["retry_after"] >= 1
     # search_book counts in /sources' bucket, as asking for sources never uses up questions
     found = client.call("search_book", {"query": "jitter"})["result"]
     assert set(urls_in(found)) <= ALL_URLS and urls_in(found)
@@ -292,3 +331,50 @@ def test_urls_are_absolute_when_the_index_records_the_site_s_address(make_deps, 
     for description in tools.values():  # no promise the index may not keep
         assert "absolute (https://…) when the book's index records the site's address" in description
         assert "is not a link on its own" in description
+
+
+class Lines(io.RawIOBase):
+    """stdin that writes its lines as they are read (a 100 MB line is never held whole)."""
+
+    def __init__(self, parts: list[tuple[bytes, int]]):
+        self.pieces = (piece for piece, times in parts for _ in range(times))
+        self.rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self.rest:
+            self.rest = next(self.pieces, b"")
+        n = min(len(buffer), len(self.rest))
+        buffer[:n] = self.rest[:n]
+        self.rest = self.rest[n:]
+        return n
+
+
+def test_stdio_caps_a_message_and_answers_the_next_one(make_deps):
+    """A 100 MB line costs at most a piece of the cap's size (was: the whole line, ~300 MB),
+    is answered with an error, and the message after it is read and answered as usual."""
+    import tracemalloc
+
+    from functions.api.app import BODY_CAPS
+    from textbook_chat_cli.mcp_stdio import serve_stdio
+
+    search = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "search_book", "arguments": {"query": "loop jitter"}}}
+    stdin = io.BufferedReader(Lines([
+        (b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "', 1),
+        (b"x" * (1 << 20), 100), (b'"}}\n', 1),
+        (json.dumps(search).encode() + b"\n", 1)]))
+    out = io.StringIO()
+    tracemalloc.start()
+    try:
+        assert serve_stdio(make_deps(), stdin, out) == 0
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    too_big, found = (json.loads(line) for line in out.getvalue().splitlines())
+    assert too_big["error"]["code"] == mcp.INVALID_REQUEST
+    assert f"larger than {BODY_CAPS['mcp'] // 1024} KB" in too_big["error"]["message"]
+    assert found["id"] == 3 and found["result"]["structuredContent"]["sections"]
+    assert peak < 20 * (1 << 20), peak  # the line was 100 MB
