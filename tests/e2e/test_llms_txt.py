@@ -57,11 +57,29 @@ def test_llms_txt_lists_every_page_with_its_exact_url(built_site):
     assert lines[0] == "# Signals, Sensors and Control"
     assert lines[2] == "> A practical introduction to robotics"
     assert f"({SITE_URL}{BASE_URL}llms-full.txt)" in text
-    listed = [url for _, url in LINK.findall(text[text.index("## Docs"):])]
+    links = LINK.findall(text[text.index("## Docs"):])
+    listed = [url for name, url in links if name != "Markdown"]
     manifest = json.loads(built_site.manifest.read_text())
     assert sorted(listed) == sorted(SITE_URL + d["permalink"] for d in manifest["docs"])
     for url in listed:
         page_html(built_site, url)
+    # each page's Markdown copy, beside it: its own part of llms-full.txt
+    copies = [url for name, url in links if name == "Markdown"]
+    assert sorted(copies) == sorted(url + ".md" for url in listed)
+    full = (built_site.build_dir / "llms-full.txt").read_text(encoding="utf-8")
+    for url in copies:
+        copy = (built_site.build_dir / url.removeprefix(SITE_URL + BASE_URL)).read_text("utf-8")
+        first, rest = copy.split("\n", 1)
+        assert first == f"# [{first[3:].split(']')[0]}]({url.removesuffix('.md')})", first
+        assert "\n#" + first + "\n" + rest.rstrip("\n") in "\n" + full.replace("\n## [", "\n# [")
+
+
+def test_llms_full_txt_keeps_tables_as_markdown_tables(built_site):
+    """Every table of the book's Markdown is a table in llms-full.txt, its `| --- |` row kept."""
+    full = (built_site.build_dir / "llms-full.txt").read_text(encoding="utf-8")
+    tables = sum(len(re.findall(r"^\|[ :|-]*-{3}[ :|-]*\|?$", source.read_text("utf-8"), re.M))
+                 for source in (SAMPLE / "docs").rglob("*.md"))
+    assert tables >= 3 and full.count("\n| --- |") == tables, (tables, full.count("\n| --- |"))
 
 
 def test_llms_full_txt_links_each_section_to_its_heading_on_the_page(built_site):
@@ -133,7 +151,8 @@ def test_each_locale_has_its_own_llms_txt_of_the_version_readers_land_on(version
         folder = versioned.build_dir / prefix
         text = (folder / "llms.txt").read_text(encoding="utf-8")
         assert f"(version {VERSION}, language {locale})" in text
-        listed = [url for _, url in LINK.findall(text[text.index("## Docs"):])]
+        listed = [url for name, url in LINK.findall(text[text.index("## Docs"):])
+                  if name != "Markdown"]
         docs = json.loads(manifest.read_text())["docs"]
         assert sorted(listed) == sorted(SITE_URL + d["permalink"] for d in docs
                                         if d["version"] == VERSION)

@@ -58,18 +58,28 @@ test('postBuild writes the manifest outside the build folder by default', async 
   fs.rmSync(siteDir, {recursive: true});
 });
 
-test('postBuild writes llms.txt and llms-full.txt into the build folder, unless llmsTxt is false', async () => {
+test('postBuild writes llms.txt, llms-full.txt and each page\'s Markdown copy, unless llmsTxt is false', async () => {
   const {siteDir, props} = site();
   const page = path.join(props.outDir, 'docs', 'intro', 'index.html');
   fs.mkdirSync(path.dirname(page), {recursive: true});
   fs.writeFileSync(page, '<article><div class="theme-doc-markdown markdown"><header><h1>Intro</h1></header>' +
     '<p>Hello.</p><h2 class="anchor" id="first-steps">First steps<a href="#first-steps" class="hash-link">\u200b</a></h2>' +
-    '<p>Step one.</p></div><footer></footer></article>');
+    '<p>Step one.</p><!-- --><table><thead><tr><th>Gain</th><th>Effect</th></tr></thead>' +
+    '<tbody><tr><td>Kp</td><td>faster</td></tr></tbody></table></div><footer></footer></article>');
+  // theme-mermaid draws diagrams in the browser: the HTML has none, the Markdown has it
+  fs.mkdirSync(path.join(siteDir, 'docs'));
+  fs.writeFileSync(path.join(siteDir, 'docs', 'intro.md'),
+    '# Intro\n\nHello.\n\n## First steps\n\nStep one.\n\n```mermaid\ngraph LR\n  A --> B\n```\n\n' +
+    '| Gain | Effect |\n|---|---|\n| Kp | faster |\n');
   await plugin({siteDir}, options()).postBuild(props);
   const list = fs.readFileSync(path.join(props.outDir, 'llms.txt'), 'utf8');
-  assert.match(list, /^- \[Intro\]\(https:\/\/example\.org\/book\/docs\/intro\)$/m);
+  assert.match(list, /^- \[Intro\]\(https:\/\/example\.org\/book\/docs\/intro\) \(\[Markdown\]\(https:\/\/example\.org\/book\/docs\/intro\.md\)\)$/m);
   const full = fs.readFileSync(path.join(props.outDir, 'llms-full.txt'), 'utf8');
-  assert.match(full, /### \[First steps\]\(https:\/\/example\.org\/book\/docs\/intro#first-steps\)\n\nStep one\./);
+  const section = 'Step one.\n\n```mermaid\ngraph LR\n  A --> B\n```\n\n| Gain | Effect |\n| --- | --- |\n| Kp | faster |\n';
+  assert.ok(full.endsWith(`### [First steps](https://example.org/book/docs/intro#first-steps)\n\n${section}`), full);
+  const copy = fs.readFileSync(path.join(props.outDir, 'docs', 'intro.md'), 'utf8');
+  assert.equal(copy, '# [Intro](https://example.org/book/docs/intro)\n\nHello.\n\n' +
+    `## [First steps](https://example.org/book/docs/intro#first-steps)\n\n${section}`);
 
   const off = site();
   await plugin({siteDir: off.siteDir}, options({llmsTxt: false})).postBuild(off.props);

@@ -3,7 +3,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const {bookPages, htmlFileCandidates, llmsFullTxt, llmsTxt, mcpUrl} = require('./llmsTxt');
+const {bookPages, htmlFileCandidates, llmsFullTxt, llmsTxt, markdownCopy, mcpUrl} = require('./llmsTxt');
 
 const docs = [
   {id: 'intro', title: 'Introduction', permalink: '/book/docs/intro', frontMatter: {}, description: 'Where to start.'},
@@ -70,4 +70,11 @@ test('the HTML file of a permalink, with and without a trailing slash', () => {
     [path.join('/b', 'docs/pid', 'index.html'), path.join('/b', 'docs/pid.html')]);
   assert.deepEqual(htmlFileCandidates('/b', '/book/', '/book/docs/pid/')[0], path.join('/b', 'docs/pid', 'index.html'));
   assert.deepEqual(htmlFileCandidates('/b', '/book/fr/', '/book/fr/docs/pid.html'), [path.join('/b', 'docs/pid.html')]);
+});
+
+test('a page\'s Markdown copy sits beside its URL: /docs/x -> /docs/x.md, also with a slash', () => {
+  assert.deepEqual(markdownCopy('/book/', '/book/docs/pid'), {file: 'docs/pid.md', permalink: '/book/docs/pid.md'});
+  assert.deepEqual(markdownCopy('/book/', '/book/docs/pid/'), {file: 'docs/pid.md', permalink: '/book/docs/pid.md'});
+  assert.deepEqual(markdownCopy('/book/', '/book/'), {file: 'index.md', permalink: '/book/index.md'});
+  assert.deepEqual(markdownCopy('/', '/docs/caf%C3%A9'), {file: 'docs/café.md', permalink: '/docs/caf%C3%A9.md'});
 });

@@ -32,15 +32,30 @@ function inlineText(html) {
   return decode(html.replace(/<[^>]+>/g, '')).replace(/[\u200b\s]+/g, ' ').trim();
 }
 
+/** A table as GitHub-flavoured Markdown: its first row the header, then the `| --- |` row. */
+function markdownTable(html) {
+  const rows = [...html.matchAll(/<tr\b[^>]*>([\s\S]*?)<\/tr>/gi)].map(([, row]) =>
+    [...row.matchAll(/<t([hd])\b[^>]*>([\s\S]*?)<\/t\1>/gi)].map(([, , cell]) =>
+      inlineText(cell.replace(/<br\s*\/?>/gi, ' ')).replace(/\|/g, '\\|')));
+  const width = Math.max(0, ...rows.map((cells) => cells.length));
+  if (!width) return '';
+  const line = (cells) => `| ${[...cells, ...Array(width - cells.length).fill('')].join(' | ')} |`;
+  return [line(rows[0]), line(Array(width).fill('---')), ...rows.slice(1).map(line)].join('\n');
+}
+
 /**
  * Block HTML as readable plain text in Markdown's shape: paragraphs apart, list items as "- ",
- * code blocks fenced with their lines kept, table rows as "a | b". The heading's hash link and
- * the copy buttons are dropped.
+ * code blocks fenced with their lines kept, tables as Markdown tables. The heading's hash link
+ * and the copy buttons are dropped.
  */
 function blockText(html) {
   const codes = [];
   let text = html
     .replace(/<(script|style|button|svg)\b[\s\S]*?<\/\1>/gi, '')
+    .replace(/<table\b[^>]*>([\s\S]*?)<\/table>/gi, (_, table) => {
+      codes.push(markdownTable(table));
+      return `\n\n\u0000${codes.length - 1}\u0000\n\n`;
+    })
     .replace(/<pre\b([^>]*)>([\s\S]*?)<\/pre>/gi, (_, attrs, code) => {
       const language = /\blanguage-([\w+#-]+)/.exec(attrs)?.[1] ?? '';
       // Prism ends each line with <br>; without one, each token-line span starts a line.
@@ -52,9 +67,6 @@ function blockText(html) {
       return `\n\n\u0000${codes.length - 1}\u0000\n\n`;
     })
     .replace(/<li\b[^>]*>/gi, '\n- ')
-    .replace(/<\/t[hd]>\s*<t[hd]\b[^>]*>/gi, ' | ')
-    .replace(/<tr\b[^>]*>/gi, '\n')
-    .replace(/<\/?(thead|tbody|tr)\b[^>]*>/gi, '')
     .replace(/<(br|hr)\b[^>]*>/gi, '\n')
     .replace(/<\/?(p|div|ul|ol|table|blockquote|details|summary|section|figure|dl|dt|dd)\b[^>]*>/gi, '\n\n')
     .replace(/<[^>]+>/g, '');
@@ -100,4 +112,4 @@ function pageSections(html) {
     .filter((s, i) => i > 0 || s.text || s.title);
 }
 
-module.exports = {blockText, docContent, inlineText, pageSections};
+module.exports = {blockText, docContent, inlineText, markdownTable, pageSections};

@@ -28,7 +28,7 @@ test('a doc page becomes its sections: heading ids and titles, and the text unde
   assert.equal(sections[0].text, 'A controller & its three terms.');
   assert.equal(sections[1].text, '- Start low.\n- Raise it until it oscillates.');
   assert.equal(sections[2].text,
-    '```python\ndef d(e):\n    return e < 0\n```\n\nNo id here\n\nStill text.\n\nGain | Effect\nKp | faster');
+    '```python\ndef d(e):\n    return e < 0\n```\n\nNo id here\n\nStill text.\n\n| Gain | Effect |\n| --- | --- |\n| Kp | faster |');
 });
 
 test('a page that is not a doc has no sections', () => {
@@ -39,4 +39,10 @@ test('code keeps its lines and indentation; entities are decoded once', () => {
   assert.equal(blockText('<pre><code><span class="token-line">if x:</span><span class="token-line">  y = 1</span></code></pre>'),
     '```\nif x:\n  y = 1\n```');
   assert.equal(blockText('<p>&amp;lt; is &#60; and &#x3E;</p>'), '&lt; is < and >');
+});
+
+test('a table keeps its header row, the |---| row and its cells, pipes escaped', () => {
+  assert.equal(blockText('<p>Before.</p><table><tbody><tr><td>a|b</td><td><code>x</code></td></tr>' +
+    '<tr><td>c</td></tr></tbody></table><p>After.</p>'),
+  'Before.\n\n| a\\|b | x |\n| --- | --- |\n| c |  |\n\nAfter.');
 });
