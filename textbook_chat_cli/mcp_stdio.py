@@ -99,8 +99,8 @@ def cmd_mcp(args) -> int:
         deps = Deps.from_env(env)
         if deps.config_error is None:
             say_rate_limits(deps.settings, "mcp")
-        print("textbook-chat mcp: answering MCP messages on stdin (tools: search_book, "
-              "ask_book)", file=sys.stderr)
+        print("textbook-chat mcp: answering MCP messages on stdin (tools: search_book, ask_book, "
+              "fetch_page)", file=sys.stderr)
         return serve_stdio(deps, sys.stdin.buffer, sys.stdout)
 
 

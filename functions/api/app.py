@@ -271,15 +271,52 @@ def search_book(deps, body: dict, ip: str) -> dict:
     return {"sections": search_sections(req, deps.retriever, deps.spend_cap, deps.paid)}
 
 
+def fetch_page(deps, body: dict, ip: str) -> dict:
+    """MCP's fetch_page: one page as Markdown from the index (functions.answers.page), in
+    /sources' rate-limit bucket (no model)."""
+    from functions.answers.page import page_markdown
+
+    check_rate(deps.rate_limiter, f"{ip}|sources")
+    url = body.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise ApiError(422, "empty_field", "`url` is required: a page's or a section's URL as "
+                       "search_book or ask_book gave it.")
+    if len(url) > 2000:
+        raise ApiError(422, "invalid_field", "`url` is too long; send a URL the tools gave.")
+    page = page_markdown(url.strip(), deps.retriever)
+    if page is None:
+        raise ApiError(422, "unknown_page", f"The book has no page at {url.strip()[:120]!r}; "
+                       "use a `url` that search_book or ask_book returned.")
+    return page
+
+
 def mcp_tools(deps) -> mcp.RunTool:
     """The MCP tools' work: each is its HTTP route's (functions.api.mcp), its URLs absolute
     when the index records the site's address (an assistant's reader is not on the site; the
     widget's /chat keeps the site-relative ones)."""
     def run(name: str, body: dict, ip: str, request_id: str) -> dict:
+        if name == "fetch_page":  # the site's address is known once the index was read
+            page = fetch_page(deps, body, ip)
+            return on_site_page(page, getattr(deps.retriever, "site_url", None))
         fields = (answer(deps, body, ip, request_id) if name == "ask_book"
                   else search_book(deps, body, ip))
         return on_site(fields, getattr(deps.retriever, "site_url", None))
     return run
+
+
+def on_site_page(page: dict, site_url: str | None) -> dict:
+    """fetch_page's URLs (the page's, its headings' and the links in its Markdown) on the
+    site's address."""
+    if not site_url:
+        return page
+    from functions.search.retrieval import absolute
+
+    path = page["url"]
+    page["markdown"] = page["markdown"].replace(f"]({path}", f"]({absolute(path, site_url)}")
+    page["url"] = absolute(path, site_url)
+    for heading in page["sections"]:
+        heading["url"] = absolute(heading["url"], site_url)
+    return page
 
 
 def on_site(fields: dict, site_url: str | None) -> dict:

@@ -5,7 +5,8 @@ single JSON response; functions.api.app) and `textbook-chat mcp` (stdio, one mes
 Stateless: no session id, nothing kept between messages, so any Lambda container answers any
 message. The tools do the work the HTTP routes do (functions.api.app `mcp_tools`): `search_book`
 is /sources' search without its confidence cut, `ask_book` is /chat itself, with /chat's
-limits, budget and error codes. As the 2025-11-25 spec says, what goes wrong in a tool (its
+limits, budget and error codes; `fetch_page` gives one page as Markdown from the index, each
+heading linked to its exact URL. As the 2025-11-25 spec says, what goes wrong in a tool (its
 arguments, the rate limit, a busy server, a model outage) is the tool's result with
 `isError: true`, so the assistant reads it and may correct itself or retry; only a message the
 protocol cannot take (not JSON, an unknown method or tool) is a JSON-RPC error. Every reply
@@ -37,8 +38,8 @@ INPUT_STATUSES = (400, 413, 415, 422)
 
 INSTRUCTIONS = (
     "This server answers from one textbook, with a link to the exact section for every "
-    "passage. Use search_book to read the book's own text on a topic and ask_book for the "
-    "book's cited answer to a question. When you use what they return, cite the section URLs "
+    "passage. Use search_book to read the book's own text on a topic, ask_book for the "
+    "book's cited answer to a question and fetch_page to read a whole page. When you use what they return, cite the section URLs "
     "they give, exactly as given, so the reader can open the section; do not invent links.")
 
 _CITE = ("Cite the `url` of each section you use, exactly as given: it opens that heading on "
@@ -99,6 +100,15 @@ TOOLS = (
                                     "properties": {"role": {"enum": ["user", "assistant"]},
                                                    "content": {"type": "string"}}}}}},
          "chat"),
+    Tool("fetch_page", "Read a page of the book",
+         "Read one whole page of the textbook as Markdown: its title, then each section under "
+         "its heading, each heading a link to its exact URL (with its #anchor). Give the `url` "
+         "of a page or of a section, as search_book or ask_book returned it. " + _CITE,
+         {"type": "object", "additionalProperties": False, "required": ["url"],
+          "properties": {"url": {"type": "string", "maxLength": 2000,
+                                 "description": "a page's or a section's URL, as the other "
+                                 "tools give it (absolute or a path on the site)"}}},
+         "sources"),
 )
 TOOLS_BY_NAME = {t.name: t for t in TOOLS}
 
@@ -288,6 +298,8 @@ def request_body(tool: Tool, args: dict) -> dict:
     if extra:
         raise ApiError(422, "invalid_field", f"Unknown argument(s) for {tool.name}: "
                        f"{', '.join(map(str, extra))[:200]}. Allowed: {', '.join(sorted(allowed))}.")
+    if tool.name == "fetch_page":
+        return {"url": args.get("url")}
     if tool.name == "search_book":
         filters = {k: args[k] for k in ("version", "locale") if args.get(k) is not None}
         return {"question": args.get("query"), "top_k": args.get("top_k"),
@@ -307,7 +319,8 @@ def tool_result(tool: Tool, fields: dict) -> dict:
     """The tool's result: the fields as structured content, as text an assistant reads and,
     as the spec asks of a tool with structured content, serialized in a text block too (a
     client that reads only `content` still gets `outcome` and `confidence`)."""
-    text = search_text(fields) if tool.name == "search_book" else answer_text(fields)
+    text = (search_text(fields) if tool.name == "search_book" else
+            fields["markdown"] if tool.name == "fetch_page" else answer_text(fields))
     return _result(text, fields, False)
 
 

@@ -74,6 +74,7 @@ def check_model(meta: dict, model_name: str, dimension: int) -> None:
 
 
 EDITION_KEYS = ("version", "locale")
+PAGE_CHUNKS = 1000  # the most chunks of one page fetch_page reads (a long page has ~100)
 
 
 def check_editions(filters: dict[str, str], known: Editions) -> None:
@@ -203,6 +204,18 @@ class Retriever:
             sparse = (sorted(words), [words[i] for i in sorted(words)])
             return self.backend.search([v / norm for v in dense], sparse, limit,
                                        filters or None, mode)
+
+    def page_chunks(self, url: str, limit: int = PAGE_CHUNKS) -> list[dict]:
+        """The payloads of every chunk of the page `url` (a page or section URL, absolute or a
+        path on the site), in the page's order; [] when the book has no such page."""
+        variants = page_variants(url)
+        if not variants:
+            return []
+        with self._lock:
+            self.ensure_model()
+            unit = [1.0] + [0.0] * (int(self.embedder.dimension or 1) - 1)  # any vector finds them
+            hits = self.backend.search(unit, ([], []), limit, {"page_url": variants}, "dense")
+        return sorted((h.payload for h in hits), key=lambda p: int(p.get("chunk_index") or 0))
 
     def word_search(self, text: str, filters: dict[str, str] | None = None,
                     limit: int = 10) -> list[SearchHit]:

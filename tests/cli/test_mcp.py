@@ -40,7 +40,7 @@ async def session_checks(client) -> dict:
     assert client.protocol_version == "2025-11-25"  # the SDK's newest handshake version
     assert client.server_info.name == "textbook-chat" and "cite" in client.instructions
     tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["search_book", "ask_book"]
+    assert [t.name for t in tools] == ["search_book", "ask_book", "fetch_page"]
 
     found = await client.call_tool("search_book", {"query": QUESTION, "top_k": 3})
     assert not found.is_error

@@ -140,6 +140,27 @@ def test_mcp_tools_return_only_urls_the_build_serves(real_api, built_site):
     assert seen >= 40
 
 
+def test_fetch_page_links_every_heading_the_built_page_has(real_api, built_site):
+    """fetch_page on the pages search_book finds: each heading linked to an id of the built
+    page, in the page's order, each once."""
+    pages = set()
+    for question in _questions()[:4]:
+        found = _mcp(real_api, {"method": "tools/call", "params": {
+            "name": "search_book", "arguments": {"query": question, "top_k": 3}}})
+        pages |= {s["url"].split("#")[0] for s in found["result"]["structuredContent"]["sections"]}
+    assert len(pages) >= 2
+    for url in sorted(pages):
+        page = _mcp(real_api, {"method": "tools/call", "params": {
+            "name": "fetch_page", "arguments": {"url": url}}})["result"]
+        assert not page["isError"], page
+        links = [m.group(3) for m in HEADING_LINK.finditer(page["structuredContent"]["markdown"])]
+        for link in links:
+            lands(built_site, link)
+        ids = doc_heading_ids(page_html(built_site, url))
+        anchors = [link.split("#", 1)[1] for link in links]
+        assert anchors and anchors == [i for i in ids if i in anchors], (url, anchors, ids)
+
+
 def test_each_locale_has_its_own_llms_txt_of_the_version_readers_land_on(versioned):
     """The versioned (1.0 + next), three-locale site: build/llms.txt, build/fr/llms.txt and
     build/ur/llms.txt list the 1.0 pages of their own language (served at the docs root), each

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from mangum import Mangum
@@ -81,7 +82,7 @@ def test_a_whole_session_initialize_list_search_and_ask(session):
     assert init["serverInfo"]["name"] == "textbook-chat" and "cite" in init["instructions"]
 
     tools = client.request("tools/list")["result"]["tools"]
-    assert [t["name"] for t in tools] == ["search_book", "ask_book"]
+    assert [t["name"] for t in tools] == ["search_book", "ask_book", "fetch_page"]
     assert all("Cite the `url`" in t["description"] for t in tools)
     assert tools[0]["inputSchema"]["required"] == ["query"]
 
@@ -321,6 +322,12 @@ def test_urls_are_absolute_when_the_index_records_the_site_s_address(make_deps, 
         assert found["structuredContent"]["sections"][0]["url"] == (
             "https://robots.example/book/docs/loop#loop-jitter")
         assert "URL: https://robots.example/book/docs/loop#loop-jitter" in found["content"][0]["text"]
+        page = client.call("fetch_page", {"url": "https://robots.example/book/docs/loop"})
+        page = page["result"]["structuredContent"]
+        assert page["url"] == "https://robots.example/book/docs/loop"
+        assert "## [Loop jitter](https://robots.example/book/docs/loop#loop-jitter)" in page["markdown"]
+        assert {u.removeprefix("https://robots.example")
+                for u in MARKDOWN_LINK.findall(page["markdown"])} <= ALL_URLS
         chat = json.loads(client.handler(http_api_v2("/chat", {"question": "How do I measure "
                                                                "loop jitter?"}), None)["body"])
         assert chat["citations"][0]["url"] == "/book/docs/loop#loop-jitter"  # the widget's
@@ -378,3 +385,68 @@ def test_stdio_caps_a_message_and_answers_the_next_one(make_deps):
     assert f"larger than {BODY_CAPS['mcp'] // 1024} KB" in too_big["error"]["message"]
     assert found["id"] == 3 and found["result"]["structuredContent"]["sections"]
     assert peak < 20 * (1 << 20), peak  # the line was 100 MB
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_fetch_page_gives_the_page_as_markdown_with_its_exact_anchors(session):
+    client = session()
+    client.initialize()
+    tools = client.request("tools/list")["result"]["tools"]
+    assert [t["name"] for t in tools] == ["search_book", "ask_book", "fetch_page"]
+    result = client.call("fetch_page", {"url": "/book/docs/loop#loop-jitter"})["result"]
+    assert result["isError"] is False
+    page = result["structuredContent"]
+    assert page["url"] == "/book/docs/loop" and page["title"] == "The Control Loop"
+    text = result["content"][0]["text"]
+    assert text == page["markdown"]
+    assert text.startswith("# [The Control Loop](/book/docs/loop)\n\nA robot repeats a loop")
+    assert ("## [Loop jitter](/book/docs/loop#loop-jitter)\n\nJitter is the variation" in text)
+    assert [h["url"] for h in page["sections"]] == ["/book/docs/loop#loop-jitter",
+                                                    "/book/docs/loop#open-and-closed-loop"]
+    assert set(MARKDOWN_LINK.findall(text)) <= ALL_URLS
+    missing = client.call("fetch_page", {"url": "/book/docs/nowhere"})["result"]
+    assert missing["isError"] and "no page at '/book/docs/nowhere'" in missing["content"][0]["text"]
+    assert missing["structuredContent"]["error"]["code"] == "unknown_page"
+
+
+LONG = " ".join(f"Sentence {n} of the long paragraph says that tuning step {n} matters."
+                for n in range(1, 160))
+
+
+def test_fetch_page_puts_a_real_index_s_chunks_back_in_order_once(make_deps, tmp_path):
+    """A page the indexer cut into pieces (short sections merged into one chunk, a long paragraph
+    split with overlapping words): each heading once, linked to its anchor, in the page's order,
+    each sentence once."""
+    from functions.search.store import QdrantStore
+    from functions.settings import Settings
+    from indexer.job import index_docs, resolve_job
+    from tests.fakes.embedder import ContentEmbedder
+    from tests.functions.conftest import DIM
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pid.md").write_text(
+        "# PID Control\n\nA controller with three terms.\n\n## Tuning\n\n" + LONG + "\n\n"
+        "### Derivative kick\n\nA step in the setpoint kicks the derivative term.\n\n"
+        "## Windup\n\nThe integral term winds up while the output saturates.\n\n"
+        "| Gain | Effect |\n|---|---|\n| Kp | faster |\n")
+    settings = Settings(qdrant_path=str(tmp_path / "q"), collection="pid")
+    store = QdrantStore.open(settings)
+    try:
+        index_docs(resolve_job(docs), settings, ContentEmbedder(DIM), store, say=lambda _: None)
+        assert len(store_payloads := make_deps(search=store).retriever.page_chunks("/docs/pid")) > 2
+        client = LambdaSession(Mangum(create_app(make_deps(search=store), "chat", threaded=False),
+                                      lifespan="off"))
+        client.initialize()
+        page = client.call("fetch_page", {"url": "/docs/pid"})["result"]["structuredContent"]
+    finally:
+        store.close()
+    text = page["markdown"]
+    assert [line for line in text.splitlines() if line.startswith("#")] == [
+        "# [PID Control](/docs/pid)", "## [Tuning](/docs/pid#tuning)",
+        "### [Derivative kick](/docs/pid#derivative-kick)", "## [Windup](/docs/pid#windup)"]
+    for n in range(1, 160):
+        assert text.count(f"Sentence {n} of ") == 1, (n, len(store_payloads))
+    assert "| Kp | faster |" in text and text.index("kicks the derivative") < text.index("winds up")

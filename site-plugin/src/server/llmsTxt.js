@@ -103,7 +103,7 @@ function llmsTxt(site, pages) {
     lines.push(
       '',
       `An AI assistant can also search the book and ask it questions over MCP (Streamable HTTP) at ${mcp}: ` +
-        'the tools search_book and ask_book return passages and answers with exact section links.',
+        'the tools search_book, ask_book and fetch_page return passages, answers and whole pages with exact section links.',
     );
   }
   lines.push('', '## Docs', '');
