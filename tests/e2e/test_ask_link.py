@@ -148,3 +148,30 @@ def test_a_link_in_the_book_asks_when_followed_inside_the_app(built_site, site_s
     first, second = _posts(api_proxy, "/chat")
     assert (second["question"], second["page_url"]) == (kick, path)
     assert [m["content"] for m in second["history"]][0] == first["question"]
+
+
+def test_a_link_followed_while_an_answer_is_pending_asks_when_it_ends(built_site, site_server, page, stub,
+                                                                       api_proxy):
+    """Was dropped silently: the link's question is the next turn once the pending answer ends."""
+    path, _ = _pid(built_site)
+    kick = "What is derivative kick?"
+    stub(_stub_answer(path, answer=f"See [the question on kick]({path}?ask-textbook={quote_plus(kick)}) [1]."),
+         delay=6.0)
+    _goto(page, site_server + "docs/")
+    page.click(TOGGLE)
+    page.fill(INPUT, "How do I tune a PID loop?")
+    page.keyboard.press("Enter")
+    link = page.locator(f"{PANEL} [class*='markdown'] a[href*='ask-textbook']")
+    link.wait_for(timeout=60_000)
+    page.fill(INPUT, "And the integral term?")
+    page.keyboard.press("Enter")
+    stop = page.locator(f"{PANEL} button[data-stop]")
+    stop.wait_for()  # the second answer is on its way
+    link.click()
+    assert stop.is_visible(), "the second answer ended before the link was followed: not this case"
+    page.locator(f"{PANEL} [data-message]").nth(5).wait_for(timeout=60_000)
+    first, second, third = _posts(api_proxy, "/chat")
+    assert [first["question"], second["question"], third["question"]] == [
+        "How do I tune a PID loop?", "And the integral term?", kick]
+    assert third["page_url"] == path
+    assert page.locator(f"{PANEL} [data-message]").nth(4).inner_text() == kick

@@ -75,6 +75,7 @@ export default function TextbookChat() {
   const askSeq = useRef(0);
   const [keys, setKeys] = useState('Ctrl+/');
   const guard = useRef(createInFlightGuard()).current;
+  const linkedWhileAsking = useRef(null); // a linked question that came while one was pending
   const inputRef = useRef(null);
   const toggleRef = useRef(null);
   const logRef = useRef(null);
@@ -357,12 +358,22 @@ export default function TextbookChat() {
       if (linked.url) history.replace(linked.url, history.location.state);
       if (!linked.question) return;
       setOpen(true);
-      ask(linked.question);
+      if (guard.isBusy('ask')) linkedWhileAsking.current = linked.question;
+      else ask(linked.question);
     };
     if (!document.prerendering) take();
     else document.addEventListener('prerenderingchange', take, {once: true});
     return () => document.removeEventListener('prerenderingchange', take);
   }, [loaded, location.key]); // (not `ask`: a new function each render)
+
+  // A link that asks, followed while an answer is on its way: asked as the next turn once that
+  // answer ends (the last such link, if several), never dropped.
+  useEffect(() => {
+    if (pending || !linkedWhileAsking.current) return;
+    const question = linkedWhileAsking.current;
+    linkedWhileAsking.current = null;
+    ask(question);
+  }, [pending]); // (not `ask`: a new function each render)
 
   // The box searches the book as the reader types (a pause of SEARCH_AFTER_MS), with no model;
   // Enter asks. A search that fails (or is refused for going too fast) just lists nothing.
