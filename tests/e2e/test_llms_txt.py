@@ -65,12 +65,13 @@ def test_llms_txt_lists_every_page_with_its_exact_url(built_site):
         page_html(built_site, url)
     # each page's Markdown copy, beside it: its own part of llms-full.txt
     copies = [url for name, url in links if name == "Markdown"]
-    assert sorted(copies) == sorted(url + ".md" for url in listed)
+    assert sorted(copies) == sorted(url.rstrip("/") + ".md" for url in listed)  # docs/ -> docs.md
     full = (built_site.build_dir / "llms-full.txt").read_text(encoding="utf-8")
     for url in copies:
         copy = (built_site.build_dir / url.removeprefix(SITE_URL + BASE_URL)).read_text("utf-8")
         first, rest = copy.split("\n", 1)
-        assert first == f"# [{first[3:].split(']')[0]}]({url.removesuffix('.md')})", first
+        page = next(u for u in listed if u.rstrip("/") + ".md" == url)
+        assert first == f"# [{first[3:].split(']')[0]}]({page})", first
         assert "\n#" + first + "\n" + rest.rstrip("\n") in "\n" + full.replace("\n## [", "\n# [")
 
 
