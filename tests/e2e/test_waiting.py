@@ -191,3 +191,49 @@ def test_stop_after_the_passage_keeps_it_marked_and_gives_the_question_back(
     assert page.locator(WRITING).count() == 0
     assert page.input_value(INPUT) == "What is derivative kick?"
     assert page.locator(f"{PANEL} [role='alert']").count() == 0  # stopping is not an error
+
+
+PASSAGE_IN_VIEW = """([logSelector, passageSelector, questionSelector]) => {
+  const log = document.querySelector(logSelector);
+  const box = log.getBoundingClientRect();
+  const top = (el) => el.getBoundingClientRect().top - box.top + log.scrollTop;
+  const passage = top(document.querySelector(passageSelector));
+  const question = top(document.querySelector(questionSelector));
+  // the passage's label and its first lines (~3 lines) in the log's view with the log at `at`
+  const shows = (at) => passage - at >= 0 && passage + 72 - at <= log.clientHeight;
+  return {before: shows(Math.max(0, question - 8)), now: shows(log.scrollTop)};
+}"""
+
+
+def test_the_passage_opens_in_view_below_the_sections_found_at_1280_by_800(built_site, site_server,
+                                                                             browser, stub, artifacts):
+    """Model mode at 1280x800: the log scrolled to the question, and the sections found between
+    it and the passage left only the passage's label in view. `before` is where it scrolled: the
+    case must reproduce it, so the test can fail."""
+    pid = _doc(built_site, "pid-control")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        stub({"sources": []}, delay=30)
+        _hold(page, "chat")
+        found = _passage(built_site)
+        found["sources"] = [{"title": f"PID control › {anchor.replace('-', ' ').capitalize()}",
+                             "url": f"{pid['permalink']}#{anchor}"}
+                            for anchor in _heading_ids(built_site, pid["permalink"])[:3]]
+        page.route("**/sources", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps(found),
+            headers={"Access-Control-Allow-Origin": "*"}))
+        _goto(page, site_server + "docs/")
+        page.click(TOGGLE)
+        page.fill(INPUT, "What is derivative kick, why does it happen when the setpoint jumps, "
+                         "and how do I avoid it?")
+        page.keyboard.press("Enter")
+        page.locator(WRITING).wait_for()
+        page.wait_for_timeout(300)  # the log's scroll follows the render
+        question = f"{PANEL} [data-message]:not([data-passage])"
+        shown = page.evaluate(PASSAGE_IN_VIEW, [f"{PANEL} [role='log']", WRITING, question])
+        page.screenshot(path=str(artifacts / "passage-in-view-1280x800.png"))
+        assert shown == {"before": False, "now": True}, shown
+    finally:
+        context.close()
