@@ -272,9 +272,9 @@ def search_book(deps, body: dict, ip: str) -> dict:
 
 
 def fetch_page(deps, body: dict, ip: str) -> dict:
-    """MCP's fetch_page: one page as Markdown from the index (functions.answers.page), in
+    """MCP's fetch_page: one page as Markdown from the index (functions.search.page), in
     /sources' rate-limit bucket (no model)."""
-    from functions.answers.page import page_markdown
+    from functions.search.page import page_markdown
 
     check_rate(deps.rate_limiter, f"{ip}|sources")
     url = body.get("url")

@@ -357,33 +357,3 @@ def test_dark_mode_follows_infima(site_server, browser, stub, artifacts):
         page.screenshot(path=str(artifacts / "dark-mode.png"))
     finally:
         context.close()
-
-
-FIRST_LINE_UNDER_COPY = """(block) => {
-  const button = block.querySelector('button').getBoundingClientRect();
-  const line = block.querySelector('code > span') || block.querySelector('code');
-  const range = document.createRange();
-  range.selectNodeContents(line);
-  const pre = block.querySelector('pre').getBoundingClientRect();
-  return [...range.getClientRects()].filter((r) => r.width > 0 && r.left < pre.right)
-    .some((r) => r.right > button.left && r.left < button.right && r.bottom > button.top && r.top < button.bottom);
-}"""
-
-
-def test_the_copy_button_covers_no_code(built_site, site_server, page, stub):
-    """A short block's first line ran under the copy button ("Copy code" wider than the padding
-    kept for it); a line longer than the panel scrolls under where the button sits too."""
-    target = _doc(built_site, "pid-control")["permalink"]
-    short = "kp = 0.8  # the proportional gain"
-    long = "output = kp * error + ki * integral + kd * derivative  # " + "every term " * 8
-    stub(_stub_answer(target, answer=f"Set the gain [1].\n\n```python\n{short}\n```\n\n```python\n{long}\nok = 1\n```"))
-    _goto(page, site_server + "docs/")
-    _open_and_ask(page, "How do I set the gain?")
-    blocks = page.locator(f"{PANEL} [data-message] pre").locator("..")
-    blocks.nth(1).wait_for()
-    assert blocks.count() == 2
-    for n in range(2):
-        block = blocks.nth(n)
-        assert block.get_by_role("button", name="Copy").is_visible()
-        assert block.evaluate(FIRST_LINE_UNDER_COPY) is False, block.inner_text()
-    assert blocks.nth(0).locator("pre").inner_text().strip() == short

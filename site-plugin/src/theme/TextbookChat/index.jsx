@@ -133,10 +133,7 @@ export default function TextbookChat() {
     shown.current = key;
     // (the passage has the sections found between it and its question)
     const question = passage ? log.querySelector(`[data-message="${last?.id}"]`) : answer.previousElementSibling;
-    // ...and only when the answer then starts in the log's upper half: the sections found
-    // between a passage and its question must not push the passage out of view.
-    const fits = question && question.offsetHeight < log.clientHeight / 3 &&
-      answer.offsetTop - question.offsetTop < log.clientHeight / 2;
+    const fits = question && question.offsetHeight < log.clientHeight / 3;
     log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8);
   }, [messages, pending, error, open, found, written?.seq]);
 
