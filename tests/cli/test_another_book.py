@@ -70,6 +70,7 @@ def test_index_refuses_another_book_and_takes_both_ways_out(books, capsys, monke
     assert _pages() == {"intro.md", "sails.md"}
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_serve_watch_refuses_another_book_before_serving(books, capsys):
     capsys.readouterr()
     assert main(["serve", "--port", str(free_port()), "--watch", "other"]) == 2
@@ -141,6 +142,7 @@ def eight_pages(books, tmp_path, monkeypatch):
     return docs
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_index_deletes_many_pages_only_with_prune(eight_pages, capsys):
     capsys.readouterr()
     assert main(["index", "eight"]) == 2

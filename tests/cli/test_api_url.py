@@ -46,6 +46,7 @@ def test_prints_the_url_alone_on_stdout_from_the_deploy_region(aws, capsys, monk
     assert capsys.readouterr().out == URL + "\n"
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_missing_stack_names_stage_region_and_the_deploy(aws, capsys):
     _stack("eu-west-1", "prod", {"HttpApiUrl": URL})
     assert main(["api-url", "--stage", "prod"]) == 2  # no region given: us-east-1, as serverless

@@ -56,6 +56,7 @@ def _cut(root: Path, pattern: str) -> Path:
 
 @pytest.mark.parametrize("pattern", ["segments/*/vector_storage-dense/vectors/chunk_0.mmap",
                                      "segments/*/payload_storage/page_0.dat"])
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_file_cut_short_is_named_and_index_rebuilds_it(book, capsys, pattern):
     cut = _cut(book, pattern)
     named = f"edge/textbook/{cut.relative_to(book / 'qdrant' / 'edge' / 'textbook').as_posix()}"
@@ -120,6 +121,7 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_full_disk_is_refused_with_one_line_not_a_bus_error(book, tiny_disk):
     env = {**os.environ, "QDRANT_PATH": str(tiny_disk / "qdrant")}
     runs = [subprocess.run([sys.executable, "-m", "textbook_chat_cli", *args], cwd=book, env=env,

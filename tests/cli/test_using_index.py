@@ -111,6 +111,7 @@ def test_invoke_chat_says_which_index_the_handler_reads(book):
     assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_ask_on_a_server_names_the_setting_not_the_url_or_key(book):
     port = free_port()  # nothing listens: the answer is an error, the line still comes first
     done = _ask(book, "What is a gear?", QDRANT_URL=f"http://reader:s3cret@127.0.0.1:{port}",

@@ -238,6 +238,7 @@ def test_the_lambda_answers_a_versioned_two_locale_book_from_one_edition(make_de
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(version=st.none() | st.text(max_size=12) | st.sampled_from(["1.0", "current", "next"]),
        locale=st.none() | st.text(max_size=6) | st.sampled_from(["en", "fr", "EN"]))
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_any_edition_filter_is_an_answer_or_a_422_naming_the_editions(client, store, version,
                                                                        locale):
     filters = {k: v for k, v in (("version", version), ("locale", locale)) if v is not None}

@@ -70,6 +70,7 @@ def test_similar_texts_are_closer(model):
     assert fk @ ik > fk @ sidebar + 0.2
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_windows_cover_long_texts_and_truncate_does_not(model, truncating):
     text = HEAD * 12 + TAIL  # the tail sits past the first 254 wordpieces
     assert len(model.wordpieces([text])[0]) > MAX_SEQ_LENGTH + 64

@@ -67,6 +67,7 @@ def test_reproduces_sentence_transformers_reference(models, runtime, precision):
 @pytest.mark.parametrize(("runtime", "precision"), PATHS[:2])
 # windows: two more models loaded and a long text embedded in 256-token windows (~20 s)
 @pytest.mark.parametrize("long_text", [pytest.param("windows", marks=pytest.mark.slow), "truncate"])
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_agrees_with_the_numpy_fallback(models, runtime, precision, long_text):
     """An index built here and queried by the Lambda package's numpy runtime (or the reverse)."""
     got = models(runtime, precision, long_text).embed_array(TEXTS)

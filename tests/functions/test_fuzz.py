@@ -110,6 +110,7 @@ def handlers(make_deps):
 @settings(FUZZ, max_examples=100)
 @given(route=st.sampled_from(ROUTES), body=bodies,
        event=st.sampled_from(["http-api-v2", "function-url"]))
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_no_5xx_through_the_lambda_handlers(handlers, route, body, event):
     make = http_api_v2 if event == "http-api-v2" else function_url
     lambda_event = make(route, "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from functions.answers.jsx_view import parse_component, view
 from functions.answers.reader_blocks import split_blocks
 
@@ -77,6 +79,7 @@ def test_unreadable_props_are_skipped_never_guessed():
         ("jsx", True)]
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_pathological_props_never_fail_an_answer():
     deep = "<A x={" + "[" * 3000 + "]" * 3000 + "} />"
     assert view(deep) == []

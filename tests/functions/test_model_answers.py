@@ -116,6 +116,7 @@ def test_partial_coverage_rule_is_in_the_prompt():
     assert "Do not write links or URLs" in SYSTEM
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_hung_upstream_on_a_follow_up_ends_within_the_deadline(ask, fake_openai, monkeypatch):
     monkeypatch.setattr(deadline, "REQUEST_SECONDS", 3.0)
     monkeypatch.setattr(deadline, "REWRITE_SECONDS", 1.0)

@@ -51,6 +51,7 @@ def test_401_is_not_retried(fake_openai):
     assert err.value.status == 401 and len(fake_openai.requests) == 1
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_timeout_ends_within_the_deadline(fake_openai):
     fake_openai.delay_next(60.0, times=20)
     # ten retries of 0.3 s and their backoffs would take far longer than the deadline's 2 s
@@ -62,6 +63,7 @@ def test_timeout_ends_within_the_deadline(fake_openai):
     assert err.value.transient and 1 <= len(fake_openai.requests) < 11
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_chat_completion_that_timed_out_is_not_sent_again(fake_openai):
     """A slow (local) model still working on the request is not given it twice; an embeddings
     request, cheap and quick, is sent again."""

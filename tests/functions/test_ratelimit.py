@@ -171,6 +171,7 @@ def test_a_reservation_never_settled_counts_as_spent_once_its_request_is_over(li
     assert cap.held() == 0
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_killed_request_s_reservation_is_spent_while_others_come_and_go(limits):
     """Readers keep asking (a reservation every few seconds, each settled) after one request
     was killed before it settled: its reservation still ends with its own time, counted as
@@ -221,6 +222,7 @@ def test_a_settle_past_the_request_s_deadline_still_gives_back(limits):
     cap.settle(booked(cap, 900), 0)  # 100 spent, 900 more fit
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_concurrent_reservations_stay_within_budget(limits):
     _, cap = limits(10, 10, 1000, Clock())
     results, lock = [], threading.Lock()

@@ -68,6 +68,7 @@ def test_dynamodb_endpoint_and_aws_keys_never_show(book_settings, log_lines):
     _assert_clean(json.dumps(log_lines()))
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_raw_upstream_text_stays_out_of_the_reply(make_deps, book_settings, fake_openai, log_lines):
     fake_openai.fail_next(status=401, endpoint="chat", message=(
         "Incorrect API key provided: sk-proj-abcdef0123456789. Org org-77 at "

@@ -185,6 +185,7 @@ def test_a_model_sentence_stating_a_number_the_selection_never_writes_is_dropped
     assert alone.answer == NOT_IN_SELECTION and alone.citations == ()
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_hung_model_gives_the_offline_answer_within_the_request_deadline(fake_openai, monkeypatch):
     from functions.answers import selection
     from functions.services.openai_http import OpenAIChat, OpenAIHttp

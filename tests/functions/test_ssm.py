@@ -99,6 +99,7 @@ def aws():
         yield server
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_throttled_and_failing_calls_are_retried_with_backoff(aws):
     """GetParameters throttling comes back as HTTP 400 ThrottlingException: retried, as a 5xx is."""
     aws.fail_next(times=2, target="AmazonSSM.")
@@ -111,6 +112,7 @@ def test_throttled_and_failing_calls_are_retried_with_backoff(aws):
     assert time.monotonic() - start >= 0.1 + 0.2 + 0.4  # it backed off between tries
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_throttling_that_lasts_is_a_short_lived_error_not_a_misconfiguration(aws):
     aws.fail_next(times=20, target="AmazonSSM.")
     env = _env(aws.endpoint, OPENAI_API_KEY_SSM="/textbook-chat/prod/OPENAI_API_KEY")

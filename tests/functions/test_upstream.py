@@ -98,6 +98,7 @@ def _offline(client, route: str, body: dict) -> dict:
     {"status": 500, "times": 3},
     {"status": 503, "times": 3, "retry_after": 120},  # a wait longer than the request has
 ])
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_busy_or_broken_model_gives_the_offline_answer_marked(openai_client, fake_openai,
                                                                  client, script):
     """Rate-limited or down: the reader gets the offline answer over the same passages, the
@@ -112,6 +113,7 @@ def test_a_busy_or_broken_model_gives_the_offline_answer_marked(openai_client, f
     assert not fake_openai.chat_requests  # every call failed: nothing came from the model
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_a_refusal_from_the_offline_fallback_is_marked_too(openai_client, fake_openai, client):
     fake_openai.fail_next(status=500, times=3, endpoint="chat")
     body = {"question": "Who invented the telescope?",

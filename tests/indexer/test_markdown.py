@@ -93,6 +93,7 @@ def test_bad_files_raise_parse_problem_with_line(tmp_path, data, line, words):
     assert words in err.value.reason
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_big_file_parses(tmp_path):
     part = "## Section {n}\n\nSome words about robots and motors.\n\n```py\n# code\n```\n\n"
     text = "".join(part.replace("{n}", str(i % 50)) for i in range(5_000))

@@ -184,6 +184,7 @@ def test_the_lambda_query_path_follows_the_alias(server):
     assert top() != "03-new.md"
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
         server, tmp_path, monkeypatch, capsys):
     from textbook_chat_cli import release as release_cli
@@ -208,6 +209,7 @@ def test_the_command_stages_reports_broken_docs_in_the_job_summary_and_switches(
     assert "QDRANT_URL" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_staging_another_book_is_refused_naming_the_alias_unless_fresh(server, tmp_path):
     from indexer.plan import AnotherBook
 
