@@ -8,6 +8,7 @@ import pytest
 
 from tests.e2e.site_build import BASE_URL
 from tests.e2e.test_widget import INPUT, PANEL, _doc, _goto, _posts
+from tests.shared import eventually
 
 pytestmark = [pytest.mark.npm, pytest.mark.browser, pytest.mark.slow]
 
@@ -35,7 +36,7 @@ TEXT_ENDS = """el => {
 }"""
 
 
-def _drag(page, start_locator, end_locator=None):
+def _gesture(page, start_locator, end_locator=None):
     """Select by dragging, as a reader does: from the first character of `start_locator` to the
     last one of `end_locator` (or of `start_locator`)."""
     start_locator.scroll_into_view_if_needed()
@@ -46,6 +47,19 @@ def _drag(page, start_locator, end_locator=None):
     page.mouse.down()
     page.mouse.move(last["x"] + last["width"] - 1, last["y"] + last["height"] / 2, steps=10)
     page.mouse.up()
+
+
+def _drag(page, start_locator, end_locator=None, tries: int = 3):
+    """`_gesture`, made again while the browser's selection does not reach the end element's
+    last characters (the page still laying out under the mouse, e.g. tabs or fonts arriving
+    after load): what is tested is what the widget sends for the selection the page shows."""
+    end = end_locator or start_locator
+    for _ in range(tries):
+        _gesture(page, start_locator, end_locator)
+        tail = "".join(end.inner_text().split())[-12:]
+        if tail in "".join(page.evaluate("getSelection().toString()").split()):
+            return
+        page.wait_for_timeout(500)
 
 
 def _ask(page, api_proxy, question="Explain this."):
@@ -60,7 +74,7 @@ def _ask(page, api_proxy, question="Explain this."):
     page.fill(INPUT, question)
     page.keyboard.press("Enter")
     answers.nth(before).wait_for()  # this one's answer (not the last one's, shown already)
-    (sent,) = _posts(api_proxy, "/selection")
+    (sent,) = eventually(lambda: _posts(api_proxy, "/selection"), "the proxy recorded the POST")
     return " ".join(shown.replace("\u200b", "").split()), sent
 
 
@@ -146,6 +160,11 @@ def _ask_real(page, api_proxy, question):
     page.keyboard.press("Enter")
     page.wait_for_function("([sel, n]) => document.querySelectorAll(sel).length > n",
                            arg=[cited, before], timeout=60_000)
+    # the answer is the log's last message, whole (with its citation) before it is read
+    page.wait_for_function("""sel => { const all = document.querySelectorAll(sel);
+        const last = all[all.length - 1];
+        return last && last.querySelector("a[data-citation]") && !last.dataset.streaming; }""",
+                           arg=f"{PANEL} [data-message]", timeout=60_000)
     posted = _posts(api_proxy, "/selection")
     assert len(posted) == 1, [(m, path) for m, path, _ in api_proxy.requests]
     sent = posted[0]
