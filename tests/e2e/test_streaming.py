@@ -5,8 +5,6 @@ a word at a time (tests/fakes/openai_server.py)."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
@@ -87,21 +85,37 @@ def test_the_first_checked_sentence_shows_while_the_model_still_writes(site_serv
 
 def test_time_to_the_first_sentence_against_the_whole_answer(site_server, page, streaming_api, model_fake):
     """The model writes a word every 0.05 s: the first checked sentence shows after about its
-    own words, the whole answer (all the page had before streaming) after all of them."""
+    own words, the whole answer (all the page had before streaming) after all of them. The page
+    itself notes when each first appears (a MutationObserver), so a sentence shown for less
+    than the test's polling interval is still seen."""
     model_fake.stream_pause = 0.05
     try:
         _goto(page, site_server + "docs/")
         page.click(TOGGLE)
         page.fill(INPUT, "How do I measure loop jitter?")
-        started = time.monotonic()
+        page.evaluate("""([streaming, final]) => {
+            const seen = window.__streamSeen = {first: null, whole: null, start: performance.now()};
+            const note = () => {
+              if (seen.first === null && document.querySelector(streaming + " a[data-citation]"))
+                seen.first = performance.now() - seen.start;
+              if (seen.whole === null && document.querySelector(final))
+                seen.whole = performance.now() - seen.start;
+            };
+            new MutationObserver(note).observe(document.body,
+              {subtree: true, childList: true, attributes: true, characterData: true});
+        }""", [STREAMING, FINAL])
         page.keyboard.press("Enter")
-        if not _first_or_answer(page):
-            pytest.xfail("serve's request deadline passed before the model wrote (machine load)")
-        first = time.monotonic() - started
-        page.locator(FINAL).last.wait_for(timeout=120_000)
-        whole = time.monotonic() - started
+        alert = f"{PANEL} [role='alert']"
+        page.locator(f"{FINAL}, {alert}").first.wait_for(timeout=120_000)
     finally:
         model_fake.stream_pause = 0.0
-    print(f"\n[e2e] streamed answer: first checked sentence {first:.2f} s after Enter, the whole "
-          f"answer {whole:.2f} s ({first / whole:.2f} of it)")
-    assert first <= whole
+    if page.locator(alert).count():
+        assert "busy" in page.locator(alert).inner_text(), page.locator(alert).inner_text()
+        pytest.xfail("serve found no time left to answer in (machine load)")
+    seen = page.evaluate("window.__streamSeen")
+    if page.locator(FINAL).last.locator("[data-offline-fallback]").count():
+        pytest.xfail("serve's request deadline cut the model off (machine load)")
+    print(f"\n[e2e] streamed answer: first checked sentence {seen['first'] / 1000:.2f} s after "
+          f"Enter, the whole answer {seen['whole'] / 1000:.2f} s")
+    assert seen["first"] is not None, "no checked sentence showed before the whole answer"
+    assert seen["first"] < seen["whole"], seen
