@@ -246,3 +246,76 @@ def test_code_follows_the_sites_prism_theme_in_both_colour_modes(site_server, pa
     page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     page.wait_for_function("e => getComputedStyle(e).backgroundColor === 'rgb(40, 42, 54)'",
                            arg=pre.element_handle())  # dracula, the sample's darkTheme
+
+
+# Each code line's text boxes (Range.getClientRects, clipped to what its block shows) against
+# the copy button's box, with the block scrolled sideways to its start, its middle and its end.
+CODE_UNDER_COPY = """(block) => {
+  const button = block.querySelector('button').getBoundingClientRect();
+  const pre = block.querySelector('pre');
+  const lines = [...pre.querySelectorAll('code > span')];
+  const covered = [];
+  const measure = (at) => {
+    const view = pre.getBoundingClientRect();
+    lines.forEach((line, n) => {
+      const range = document.createRange();
+      range.selectNodeContents(line);
+      for (const r of range.getClientRects()) {
+        const left = Math.max(r.left, view.left), right = Math.min(r.right, view.right);
+        const top = Math.max(r.top, view.top), bottom = Math.min(r.bottom, view.bottom);
+        if (right - left < 1 || bottom - top < 1) continue;  // not shown (scrolled away)
+        if (right > button.left && left < button.right && bottom > button.top && top < button.bottom) {
+          covered.push({line: n + 1, scroll: at, text: line.textContent.trim().slice(0, 40)});
+        }
+      }
+    });
+  };
+  const end = pre.scrollWidth - pre.clientWidth;
+  for (const at of [...new Set([0, Math.round(end / 2), end])]) {
+    pre.scrollLeft = at;
+    measure(at);
+  }
+  pre.scrollLeft = 0;
+  return {covered, lines: lines.length, scrolls: end > 0};
+}"""
+SHORT_CODE = "kp = 0.8  # the proportional gain\nki = 0.2\nkd = 0.05"
+LONG_CODE = "\n".join(f"step_{i} = controller.update(error_{i}, dt)  # sample {i}" for i in range(1, 25))
+WIDE_CODE = ("output = kp * error + ki * integral + kd * derivative  # " + "every term " * 12
+             + "\nok = True")
+ONE_LINE_CODE = "ros2 run demo_nodes_cpp talker"
+
+
+@pytest.mark.parametrize("viewport", [(1280, 900), (375, 740)], ids=["desktop", "phone"])
+def test_the_copy_button_covers_no_code(built_site, site_server, browser, stub, artifacts, viewport):
+    """The copy button covered the end of a short block's first line (and, at 375 px, any line
+    reaching the panel's edge): every line of a short, a long, a wide and a one-line block is
+    measured against it, the wide one scrolled sideways too."""
+    blocks = [SHORT_CODE, LONG_CODE, WIDE_CODE, ONE_LINE_CODE]
+    answer = "Set the gains [1]:\n\n" + "\n\n".join(f"```{lang}\n{code}\n```" for lang, code in
+                                                 zip(["python", "python", "python", "bash"], blocks))
+    stub(_stub_answer(_pid_target(built_site), answer=answer))
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  is_mobile=width < 600, has_touch=width < 600)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        _goto(page, site_server + "docs/")
+        _ask(page, "How do I set the gains?")
+        shown = page.locator(f"{PANEL} [data-message] pre").locator("..")
+        shown.nth(3).wait_for()
+        assert shown.count() == 4
+        found = []
+        for n, code in enumerate(blocks):
+            block = shown.nth(n)
+            block.scroll_into_view_if_needed()
+            assert block.get_by_role("button", name="Copy").is_visible()
+            assert block.locator("pre").text_content().strip() == code.strip()
+            result = block.evaluate(CODE_UNDER_COPY)
+            assert result["lines"] == code.count("\n") + 1, result
+            found.append(result)
+        assert found[2]["scrolls"], "the wide block does not scroll sideways: it measures nothing"
+        assert [f["covered"] for f in found] == [[], [], [], []], found
+        page.screenshot(path=str(artifacts / f"code-blocks-{width}.png"))
+    finally:
+        context.close()

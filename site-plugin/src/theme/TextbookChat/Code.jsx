@@ -30,31 +30,44 @@ export default function Code({value, lang, labels}) {
   const dark = useDarkMode();
   const theme = (dark && prism.darkTheme) || prism.theme;
   const language = (lang || 'text').toLowerCase();
+  // The copy button sits in a bar of its own above the code, never over it: a line of any
+  // length (or one scrolled sideways) and a label of any length in the site's language.
+  const bar = (style) => (
+    <div className={styles.codeBar} style={style} data-code-bar="">
+      <span className={styles.codeLanguage}>{lang || ''}</span>
+      <CopyButton text={value} label={labels.copyCode} copiedLabel={labels.copied} className={styles.copy} />
+    </div>
+  );
   return (
     <div className={styles.codeBlock} dir="ltr">
       {theme ? (
         <Highlight theme={theme} code={value} language={language}>
           {({className, style, tokens, getLineProps, getTokenProps}) => (
-            <pre className={className} style={style} data-language={lang || undefined}>
-              <code>
-                {tokens.map((line, i) => (
-                  <span key={i} {...getLineProps({line, className: styles.codeLine})}>
-                    {line.map((token, key) => (
-                      <span key={key} {...getTokenProps({token})} />
-                    ))}
-                    {'\n'}
-                  </span>
-                ))}
-              </code>
-            </pre>
+            <>
+              {bar(style)}
+              <pre className={className} style={style} data-language={lang || undefined}>
+                <code>
+                  {tokens.map((line, i) => (
+                    <span key={i} {...getLineProps({line, className: styles.codeLine})}>
+                      {line.map((token, key) => (
+                        <span key={key} {...getTokenProps({token})} />
+                      ))}
+                      {'\n'}
+                    </span>
+                  ))}
+                </code>
+              </pre>
+            </>
           )}
         </Highlight>
       ) : (
-        <pre data-language={lang || undefined}>
-          <code>{value}</code>
-        </pre>
+        <>
+          {bar()}
+          <pre data-language={lang || undefined}>
+            <code>{value}</code>
+          </pre>
+        </>
       )}
-      <CopyButton text={value} label={labels.copyCode} copiedLabel={labels.copied} className={styles.copy} />
     </div>
   );
 }
