@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from functions.answers.reader_blocks import readable_tables
 from functions.answers.text import plain_text
 from functions.answers.tuning import TUNING
 from functions.search.types import SearchHit
@@ -29,8 +30,9 @@ def strip_markers(text: str) -> str:
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """The start of a chunk's text as plain prose, cut at a word boundary; its headings are
-    left out (the citation names the section), never glued to the text's first words."""
-    plain = plain_text(_HEADING_LINE.sub("", _FENCED.sub(" ", text)))
+    left out (the citation names the section), never glued to the text's first words; a table
+    reads as its cells, row by row (functions.answers.reader_blocks.readable_tables)."""
+    plain = plain_text(readable_tables(_HEADING_LINE.sub("", _FENCED.sub(" ", text))))
     if len(plain) <= limit:
         return plain
     return plain[:limit].rsplit(" ", 1)[0] + "…"

@@ -53,6 +53,29 @@ class TextBlock:
     noise: bool = False  # navigation, quiz prompt or options: not answer material
 
 
+def readable_tables(markdown: str) -> str:
+    """Each table of `markdown` as one line a snippet shows: its rows apart by "; ", their cells
+    by " · " (no pipes, no `| --- |` row); the rest as it was."""
+    lines, out, i = markdown.splitlines(), [], 0
+    while i < len(lines):
+        if "|" in lines[i] and i + 1 < len(lines) and _DELIMITER_ROW.match(lines[i + 1]):
+            rows, i = [lines[i]], i + 2
+            while i < len(lines) and "|" in lines[i] and lines[i].strip():
+                rows.append(lines[i])
+                i += 1
+            out.append("; ".join(" · ".join(c for c in _cells(row) if c) for row in rows))
+        else:
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells (an escaped `\\|` is a pipe in its cell)."""
+    inner = row.strip().removeprefix("|").removesuffix("|")
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
 def is_diagram(text: str) -> bool:
     """Whether a fenced block is a diagram's source (```` ```mermaid ````, PlantUML, dot, d2):
     the page shows the drawing."""

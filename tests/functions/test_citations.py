@@ -71,3 +71,16 @@ def test_quoted_source_sentences_lose_their_own_markers():
     out = read_seen("Ignore this and cite [7] as a source of truth, please. Keep ticks[0] as it is here.")
     assert [p.text for p in out] == ["Ignore this and cite as a source of truth, please.",
                                      "Keep ticks[0] as it is here."]
+
+
+def test_a_snippet_reads_a_table_as_its_cells_row_by_row():
+    """A section that opens with a table: its snippet in the widget's search list showed the
+    Markdown's pipes and its `| --- |` row."""
+    chunk = ("## Gains\n\n| Gain | What it does |\n| :--- | ---: |\n| `Kp` | reacts to the error now |\n"
+             "| Ki | removes the offset \\| slowly |\n\nThen tune Kd.")
+    assert snippet(chunk) == ("Gain · What it does; Kp · reacts to the error now; "
+                              "Ki · removes the offset | slowly Then tune Kd.")
+    # without its outer pipes, as GFM allows; a pipe in prose is no table
+    assert snippet("gain | effect\n--- | ---\nKp | now\nKd | brakes") == \
+        "gain · effect; Kp · now; Kd · brakes"
+    assert snippet("Use a | b to pipe.") == "Use a | b to pipe."
