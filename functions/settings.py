@@ -90,6 +90,9 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     rate_limit_per_minute: int = 10
     rate_limit_per_day: int = 200
+    # the widget's box searching as the reader types (no model; docs/http-api.md measures one)
+    search_rate_limit_per_minute: int = 120
+    search_rate_limit_per_day: int = 5000
     daily_token_budget: int = 2_000_000
     dynamodb_table: str | None = None
     max_selection_tokens: int = 2000
@@ -133,6 +136,8 @@ class Settings:
             allowed_origins=origins,
             rate_limit_per_minute=_int(env, "RATE_LIMIT_PER_MINUTE", 10),
             rate_limit_per_day=_int(env, "RATE_LIMIT_PER_DAY", 200),
+            search_rate_limit_per_minute=_int(env, "SEARCH_RATE_LIMIT_PER_MINUTE", 120),
+            search_rate_limit_per_day=_int(env, "SEARCH_RATE_LIMIT_PER_DAY", 5000),
             daily_token_budget=_int(env, "DAILY_TOKEN_BUDGET", 2_000_000),
             dynamodb_table=env.get("DYNAMODB_TABLE") or None,
             max_selection_tokens=_int(env, "MAX_SELECTION_TOKENS", 2000),

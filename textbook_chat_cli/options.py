@@ -22,7 +22,8 @@ DEFAULT_CHUNKING = ChunkOptions()
 CHUNK_FLAGS = {"split_levels": "--split-levels", "max_tokens": "--max-tokens",
                "min_tokens": "--min-tokens", "overlap_tokens": "--overlap"}
 TRAILING_SLASH = {"true": True, "false": False, "unset": None}
-RATE_LIMITS = ("RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_PER_DAY")
+RATE_LIMITS = ("RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_PER_DAY", "SEARCH_RATE_LIMIT_PER_MINUTE",
+               "SEARCH_RATE_LIMIT_PER_DAY")
 
 
 def _levels(text: str) -> tuple[int, ...]:
@@ -128,25 +129,30 @@ def add_rate_limit_option(p: argparse.ArgumentParser, command: str) -> None:
 def local_env(rate_limit: bool) -> dict[str, str]:
     """The settings a local `serve` or `mcp` runs with: the published API's per-reader limits
     (10 a minute, 200 a day) would cut off an author who chats all day with `serve --watch` or
-    an assistant, so they apply only when asked: `--rate-limit`, or RATE_LIMIT_PER_MINUTE /
-    _PER_DAY set."""
+    an assistant, so they apply only when asked: `--rate-limit`, or one of RATE_LIMITS set."""
     env = dict(os.environ)
     if not rate_limit and not any(name in env for name in RATE_LIMITS):
         env.update(dict.fromkeys(RATE_LIMITS, "0"))  # 0: that limit is off
     return env
 
 
+def _per(minute: int, day: int) -> str:
+    return ", ".join(f"{n} a {span}" if n > 0 else f"none a {span}"
+                     for n, span in ((minute, "minute"), (day, "day")))
+
+
 def say_rate_limits(settings: Settings, command: str) -> None:
     """Which limits a local `serve` or `mcp` applies, on stderr at start."""
     minute, day = settings.rate_limit_per_minute, settings.rate_limit_per_day
-    if minute <= 0 and day <= 0:
+    searches = settings.search_rate_limit_per_minute, settings.search_rate_limit_per_day
+    if max(minute, day, *searches) <= 0:
         say_stderr(f"textbook-chat {command}: no per-reader rate limits (a local {command}); "
                    "--rate-limit applies the published API's (10 a minute, 200 a day).")
         return
-    shown = [f"{minute} a minute" if minute > 0 else "none a minute",
-             f"{day} a day" if day > 0 else "none a day"]
-    say_stderr(f"textbook-chat {command}: rate limits per reader: {', '.join(shown)} "
-               "(RATE_LIMIT_PER_MINUTE, RATE_LIMIT_PER_DAY).")
+    search = _per(*searches)
+    say_stderr(f"textbook-chat {command}: rate limits per reader: {_per(minute, day)} "
+               f"(RATE_LIMIT_PER_MINUTE, RATE_LIMIT_PER_DAY); the widget's search as the reader "
+               f"types: {search} (SEARCH_RATE_LIMIT_PER_MINUTE, _PER_DAY).")
 
 
 def add_prune_option(parser) -> None:

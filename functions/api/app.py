@@ -252,7 +252,10 @@ def sources_work(deps) -> Work:
 
         body = parse_json(raw)
         if search_flag(body):  # the widget's box, as the reader types: its own allowance
-            check_rate(deps.rate_limiter, f"{ip}|search")
+            settings = deps.settings
+            check_rate(deps.rate_limiter, f"{ip}|search", doing="searching",
+                       limits=(settings.search_rate_limit_per_minute,
+                               settings.search_rate_limit_per_day))
             return {"sections": search_as_typed(chat_request(body), deps.retriever, deps.spend_cap,
                                                 deps.paid)}
         check_rate(deps.rate_limiter, f"{ip}|sources")

@@ -17,12 +17,15 @@ def approx_tokens(text: str) -> int:
     return len(text) // 3 + 1
 
 
-def check_rate(limiter, client_id: str) -> None:
-    wait = limiter.hit(client_id)
+def check_rate(limiter, client_id: str, limits: tuple[int, int] | None = None,
+               doing: str = "asking questions") -> None:
+    """Count one request of `client_id` (`limits`: its bucket's own, else the limiter's);
+    LimitReached, saying what the reader is `doing` too fast, when it is over."""
+    wait = limiter.hit(client_id) if limits is None else limiter.hit(client_id, limits)
     if wait is not None:
         raise LimitReached(
             "rate_limited",
-            f"You are asking questions faster than this site allows; please wait "
+            f"You are {doing} faster than this site allows; please wait "
             f"{_human(wait)} and try again.",
             retry_after=wait,
         )

@@ -64,8 +64,9 @@ class Reservation:
 
 
 class RateLimiter(Protocol):
-    def hit(self, client_id: str) -> float | None:
-        """Count one request: None = allowed, else seconds to wait (Retry-After)."""
+    def hit(self, client_id: str, limits: tuple[int, int] | None = None) -> float | None:
+        """Count one request: None = allowed, else seconds to wait (Retry-After). `limits`:
+        (a minute, a day) for this bucket, when not the limiter's own (the box's search)."""
         ...
 
 
@@ -118,14 +119,14 @@ class MemoryRateLimiter:
         self._counts: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
-    def hit(self, client_id: str) -> float | None:
+    def hit(self, client_id: str, limits: tuple[int, int] | None = None) -> float | None:
         now, who = self.clock(), client_key(client_id)
         keys = windows(now)
         with self._lock:
             if len(self._counts) > 10_000:  # forget closed windows
                 open_ = {key for key, _, _ in keys}
                 self._counts = {k: v for k, v in self._counts.items() if k[1] in open_}
-            for (key, _, wait), limit in zip(keys, self.limits, strict=True):
+            for (key, _, wait), limit in zip(keys, limits or self.limits, strict=True):
                 if limit <= 0:
                     continue
                 count = self._counts.get((who, key), 0)
@@ -218,9 +219,9 @@ class DynamoRateLimiter:
         self.client, self.table, self.clock = client, table, clock
         self.limits = (per_minute, per_day)
 
-    def hit(self, client_id: str) -> float | None:
+    def hit(self, client_id: str, limits: tuple[int, int] | None = None) -> float | None:
         now, pk = self.clock(), f"rate#{client_key(client_id)}"
-        for (key, end, wait), limit in zip(windows(now), self.limits, strict=True):
+        for (key, end, wait), limit in zip(windows(now), limits or self.limits, strict=True):
             if limit <= 0:
                 continue
             try:

@@ -5,6 +5,8 @@ Chromium on the built sample, the real API (`textbook-chat serve`, offline answe
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -80,3 +82,48 @@ def test_the_sites_search_box_hands_its_words_to_the_chat(site_server, page, rea
     assert page.evaluate("document.activeElement.id") == INPUT.lstrip("#")
     assert page.evaluate("window.__escapes") == 1, "the search's modal was not told to close"
     page.locator(RESULTS).first.wait_for(timeout=60_000)
+
+
+def test_a_refused_search_says_so_and_searches_again_after_the_wait(site_server, page, real_api,
+                                                                     api_proxy, artifacts):
+    """Past the search allowance the list was empty with no word why: the box says searching
+    pauses, for the API's Retry-After, then searches again by itself; words searched already
+    are listed again without a request. The first search gets the API's 429 (a local serve
+    limits no one), the rest reach the real API."""
+    refused = []
+
+    def first_refused(route):
+        if '"search":true' not in (route.request.post_data or "") or refused:
+            route.continue_()
+            return
+        refused.append(json.loads(route.request.post_data)["question"])
+        route.fulfill(status=429, content_type="application/json", body=json.dumps({
+            "error": {"code": "rate_limited", "message": "You are searching faster than this "
+                      "site allows; please wait 3 seconds and try again."}, "request_id": "r1"}),
+            headers={"Retry-After": "3", "Access-Control-Allow-Origin": "*",
+                     "Access-Control-Expose-Headers": "Retry-After"})
+
+    page.route("**/sources", first_refused)
+    _goto(page, site_server + "docs/")
+    page.click(TOGGLE)
+    api_proxy.requests.clear()
+    page.locator(INPUT).press_sequentially("loop jitter", delay=40)
+    paused = page.locator(f"{PANEL} [data-search-paused]")
+    paused.wait_for(timeout=60_000)
+    assert "pauses for about 3 seconds" in paused.inner_text(), paused.inner_text()
+    assert paused.get_attribute("role") == "status"
+    page.screenshot(path=str(artifacts / "search-paused.png"))
+    # Nothing more is typed: the box searches again once the wait is over.
+    page.locator(RESULTS).first.wait_for(timeout=60_000)
+    assert paused.count() == 0
+    assert len(refused) == 1
+    searched = [b["question"] for b in _posts(api_proxy, "/sources", searches=True)]
+    assert searched and searched[-1] == "loop jitter", searched
+    # A letter taken back and typed again: listed from what the box remembers.
+    page.locator(INPUT).press("Backspace")
+    page.locator(INPUT).press("r")
+    page.wait_for_timeout(600)  # twice the box's pause before a search: none is sent
+    assert page.input_value(INPUT) == "loop jitter"
+    assert page.locator(RESULTS).count() > 0
+    again = [b["question"] for b in _posts(api_proxy, "/sources", searches=True)]
+    assert again.count("loop jitter") == searched.count("loop jitter"), again

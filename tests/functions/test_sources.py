@@ -11,7 +11,7 @@ import pytest
 
 from functions.services.ratelimit import MemoryRateLimiter
 from tests.functions.book import ALL_URLS
-from tests.shared import stretched
+from tests.shared import in_one_minute, stretched
 
 
 def test_sources_are_the_sections_the_answer_will_cite(client):
@@ -190,14 +190,38 @@ def test_search_as_typed_lists_sections_with_their_headings(client):
     assert not c.deps.feedback.answers  # nothing recorded
 
 
-def test_search_as_typed_has_its_own_allowance_and_checks_its_flag(client):
-    c = client(rate_limiter=MemoryRateLimiter(1, 100))
-    assert c.post("/sources", json={"question": "jitter", "search": True}).status_code == 200
-    assert c.post("/sources", json={"question": "jitter"}).status_code == 200  # not used up
-    assert c.post("/sources", json={"question": "jitter", "search": True}).status_code == 429
+def test_search_as_typed_has_its_own_allowance_and_checks_its_flag(client, book_settings):
+    """Typing searches more often than a reader asks: the box's searches have an allowance of
+    their own (SEARCH_RATE_LIMIT_PER_MINUTE), past the questions' one, counted apart from it."""
+    def burst() -> list:
+        c = client(rate_limiter=MemoryRateLimiter(1, 100),
+                   settings=book_settings.with_(search_rate_limit_per_minute=3))
+        searches = [c.post("/sources", json={"question": "jitter", "search": True})
+                    for _ in range(4)]
+        return [*searches, c.post("/sources", json={"question": "jitter"})]
+
+    *searches, sources = in_one_minute(burst)
+    assert [r.status_code for r in searches] == [200, 200, 200, 429]  # 3, the questions' 1
+    assert sources.status_code == 200  # its own bucket: not used up by the searches
+    refused = searches[-1]
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert "searching faster than this site allows" in refused.json()["error"]["message"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
     r = client().post("/sources", json={"question": "jitter", "search": "yes"})
     assert r.status_code == 422 and "`search`" in r.json()["error"]["message"]
     r = client().post("/chat", json={"question": "jitter", "search": True})
     assert r.status_code == 422 and r.json()["error"]["code"] == "unknown_field"
     r = client().post("/sources", json={"question": "", "search": True})
     assert r.status_code in (400, 422) and r.json()["error"]["code"]
+
+
+def test_the_search_allowance_fits_typing_by_default():
+    """10 a minute (the questions' allowance) left a typing reader's list empty: each pause in
+    typing is a search (docs/http-api.md measures one)."""
+    from functions.settings import Settings
+
+    defaults = Settings.from_env({})
+    assert (defaults.search_rate_limit_per_minute, defaults.search_rate_limit_per_day) == (120, 5000)
+    assert defaults.search_rate_limit_per_minute >= 6 * defaults.rate_limit_per_minute
+    given = Settings.from_env({"SEARCH_RATE_LIMIT_PER_MINUTE": "5", "SEARCH_RATE_LIMIT_PER_DAY": "0"})
+    assert (given.search_rate_limit_per_minute, given.search_rate_limit_per_day) == (5, 0)

@@ -20,6 +20,36 @@ export function searchBody(query, pageUrl) {
   return {question: query, page_url: pageUrl, top_k: SEARCH_TOP_K, search: true};
 }
 
+// The searches the box remembers (its words -> sections): typing back to words already searched
+// (a deleted letter, a word taken back) lists them again without asking the API.
+export const SEARCHES_KEPT = 30;
+// How long the box waits after a refusal that gave no Retry-After.
+export const SEARCH_PAUSE_S = 10;
+
+/** The sections found for each query searched lately, the oldest forgotten first. */
+export function searchMemory(size = SEARCHES_KEPT) {
+  const kept = new Map();
+  return {
+    get: (query) => kept.get(query),
+    set(query, sections) {
+      kept.delete(query);
+      kept.set(query, sections);
+      while (kept.size > size) kept.delete(kept.keys().next().value);
+    },
+  };
+}
+
+/**
+ * When the API refused a search for going too fast (a 429, `failure` an ApiError of kind
+ * 'rate_limited'): {until, seconds}, the time (ms since the epoch) the box may search again
+ * and the wait to tell the reader; null for any other failure (the list just stays empty).
+ */
+export function searchPause(failure, now = Date.now()) {
+  if (!failure || failure.kind !== 'rate_limited') return null;
+  const seconds = Number.isFinite(failure.retryAfter) && failure.retryAfter > 0 ? Math.ceil(failure.retryAfter) : SEARCH_PAUSE_S;
+  return {until: now + seconds * 1000, seconds};
+}
+
 /**
  * The sections of a search reply, each {url, title, path, snippet}: `path` the heading path
  * read as the page shows it (page › section › subsection); malformed entries are dropped.

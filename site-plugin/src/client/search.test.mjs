@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {SEARCH_MIN_CHARS, readSections, searchBody, searchBoxQuery, searchQuery} from './search.mjs';
+import {SEARCH_MIN_CHARS, SEARCH_PAUSE_S, readSections, searchBody, searchBoxQuery, searchMemory, searchPause, searchQuery} from './search.mjs';
 
 test('a search needs a few characters, its spaces folded', () => {
   assert.equal(searchQuery('  pi '), '');
@@ -53,4 +53,25 @@ test('the site\'s search box hands its query to the chat; other boxes do not', (
   assert.equal(searchBoxQuery(input({value: 'a name field'})), '', 'a form on the page is not the search');
   assert.equal(searchBoxQuery(input({tag: 'TEXTAREA', type: 'search', value: 'mine'})), '', "the chat's own box");
   assert.equal(searchBoxQuery(null), '');
+});
+
+test('the box remembers its latest searches, the oldest forgotten first', () => {
+  const memory = searchMemory(2);
+  memory.set('loop', ['a']);
+  memory.set('loop j', ['b']);
+  assert.deepEqual(memory.get('loop'), ['a']);
+  memory.set('loop', ['a2']); // searched again: the newest
+  memory.set('loop ji', ['c']);
+  assert.equal(memory.get('loop j'), undefined);
+  assert.deepEqual(memory.get('loop'), ['a2']);
+  assert.deepEqual(memory.get('loop ji'), ['c']);
+});
+
+test('a refused search pauses the box for the wait the API gives, any other failure does not', () => {
+  assert.deepEqual(searchPause({kind: 'rate_limited', retryAfter: 42}, 1000), {until: 43000, seconds: 42});
+  assert.deepEqual(searchPause({kind: 'rate_limited', retryAfter: 1.2}, 0), {until: 2000, seconds: 2});
+  assert.deepEqual(searchPause({kind: 'rate_limited', retryAfter: null}, 0), {until: SEARCH_PAUSE_S * 1000, seconds: SEARCH_PAUSE_S});
+  assert.equal(searchPause({kind: 'network'}), null);
+  assert.equal(searchPause({kind: 'unavailable', retryAfter: 5}), null);
+  assert.equal(searchPause(null), null);
 });

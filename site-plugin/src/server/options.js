@@ -74,6 +74,9 @@ const DEFAULT_LABELS = Object.freeze({
   sourcesFound: 'Found in the textbook; writing the answer…',
   // Above the sections the box finds as the reader types (no model): a link to each; Enter asks.
   searchResults: 'Sections in the textbook (Enter asks your question)',
+  // Instead of that list when the site refused the box's searches for going too fast ({wait}:
+  // waitSeconds); the box searches again by itself once the wait is over.
+  searchPaused: 'Searching the textbook pauses for {wait}: this site allows only so many searches a minute. Enter still asks your question.',
   // Above the book's own passage, shown (where a model writes the answers) until the written
   // answer replaces it.
   passageWhileWriting: 'From the book, while the answer is written',

@@ -9,7 +9,7 @@ import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {isolate} from '../../client/direction.mjs';
 import {languageName, localizedCitationTarget} from '../../client/locale.mjs';
 import {pinHeading} from '../../client/pin.mjs';
-import {SEARCH_AFTER_MS, readSections, searchBody, searchBoxQuery, searchQuery} from '../../client/search.mjs';
+import {SEARCH_AFTER_MS, readSections, searchBody, searchBoxQuery, searchMemory, searchPause, searchQuery} from '../../client/search.mjs';
 import {createInFlightGuard, historyForRequest, loadConversation, saveConversation} from '../../client/conversation.mjs';
 import {ARIA_SHORTCUT, OPEN_EVENT, fill, isOpenShortcut, shortcutLabel} from '../../client/labels.mjs';
 import {keptPassage, readSources, rememberWrites, sourcesDelay} from '../../client/waiting.mjs';
@@ -65,8 +65,11 @@ export default function TextbookChat() {
   const [found, setFound] = useState(null);
   // The model's answer as it is written, its checked sentences so far: {seq, answer, citations}.
   const [written, setWritten] = useState(null);
-  // What the box finds as the reader types: {query, sections}.
+  // What the box finds as the reader types: {query, sections}; the searches lately made; and,
+  // while the API refuses the box's searches for going too fast, {until, seconds}.
   const [searched, setSearched] = useState(null);
+  const searches = useRef(searchMemory()).current;
+  const [searchPaused, setSearchPaused] = useState(null);
   const stopper = useRef(null);
   // The passage on screen for the question being answered (kept if no answer comes).
   const quoted = useRef(null);
@@ -376,25 +379,40 @@ export default function TextbookChat() {
   }, [pending]); // (not `ask`: a new function each render)
 
   // The box searches the book as the reader types (a pause of SEARCH_AFTER_MS), with no model;
-  // Enter asks. A search that fails (or is refused for going too fast) just lists nothing.
+  // Enter asks. Words searched lately are listed again without a request. A search refused for
+  // going too fast says so, and the box searches again once the wait is over; any other
+  // failure just lists nothing.
   const query = open && !pending && !selection ? searchQuery(input) : '';
   useEffect(() => {
     if (!query) return undefined;
+    const known = searches.get(query);
+    if (known) {
+      setSearched({query, sections: known});
+      return undefined;
+    }
     const controller = new AbortController();
+    const after = Math.max(SEARCH_AFTER_MS, searchPaused ? searchPaused.until - Date.now() : 0);
     const timer = window.setTimeout(() => {
       postJson(fetch, endpoint(apiUrl, 'sources'), searchBody(query, window.location.pathname),
         {timeoutMs: requestTimeoutMs, labels, signal: controller.signal})
         .then((data) => {
-          if (!controller.signal.aborted) setSearched({query, sections: readSections(data)});
+          if (controller.signal.aborted) return;
+          const sections = readSections(data);
+          searches.set(query, sections);
+          setSearchPaused(null);
+          setSearched({query, sections});
         })
-        .catch(() => {});
-    }, SEARCH_AFTER_MS);
+        .catch((failure) => {
+          if (!controller.signal.aborted) setSearchPaused(searchPause(failure));
+        });
+    }, after);
     return () => {
       window.clearTimeout(timer);
       controller.abort();
     };
-  }, [query, apiUrl]); // (labels and the timeout do not change while the reader types)
+  }, [query, apiUrl, searchPaused]); // (labels and the timeout do not change while the reader types)
   const searchResults = query && searched?.query === query ? searched.sections : [];
+  const searchWait = query && searchPaused && searchResults.length === 0 ? searchPaused.seconds : null;
 
   const writing = pending && written?.seq === askSeq.current ? written : null;
   const waitingPassage = pending && !writing && found?.seq === askSeq.current && found.passage ? found.passage : null;
@@ -546,6 +564,11 @@ export default function TextbookChat() {
                 ))}
               </ul>
             </nav>
+          )}
+          {searchWait !== null && (
+            <p className={styles.search} role="status" data-search-paused="">
+              {fill(labels.searchPaused, {wait: fill(labels.waitSeconds, {n: searchWait})})}
+            </p>
           )}
           {error && (
             <p className={styles.error} role="alert">
