@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     from functions.api.app import create_app
     from functions.api.deps import Deps
     from functions.search.embeddings.factory import make_embedder
-    from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
     from functions.search.store import QdrantStore
+    from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
 
     folder = tempfile.mkdtemp(prefix="search-lookup-")
     settings = Settings(qdrant_path=folder, collection="sample", search_rate_limit_per_minute=0,

@@ -292,7 +292,7 @@ def test_the_copy_button_covers_no_code(built_site, site_server, browser, stub, 
     measured against it, the wide one scrolled sideways too."""
     blocks = [SHORT_CODE, LONG_CODE, WIDE_CODE, ONE_LINE_CODE]
     answer = "Set the gains [1]:\n\n" + "\n\n".join(f"```{lang}\n{code}\n```" for lang, code in
-                                                 zip(["python", "python", "python", "bash"], blocks))
+                                                 zip(["python", "python", "python", "bash"], blocks, strict=True))
     stub(_stub_answer(_pid_target(built_site), answer=answer))
     width, height = viewport
     context = browser.new_context(viewport={"width": width, "height": height},
