@@ -191,3 +191,51 @@ def test_stop_after_the_passage_keeps_it_marked_and_gives_the_question_back(
     assert page.locator(WRITING).count() == 0
     assert page.input_value(INPUT) == "What is derivative kick?"
     assert page.locator(f"{PANEL} [role='alert']").count() == 0  # stopping is not an error
+
+
+# Where the log shows the book's passage (or the answer that replaced it): its top against the
+# log's view, with the question and the sections found above it.
+IN_THE_LOG = """([logSelector, selector]) => {
+  const log = document.querySelector(logSelector);
+  const view = log.getBoundingClientRect();
+  const el = document.querySelector(selector);
+  const box = el.getBoundingClientRect();
+  const found = document.querySelector(logSelector + ' [data-sources-found]');
+  return {top: Math.round(box.top - view.top), height: log.clientHeight,
+          found: found ? found.querySelectorAll('li').length : 0};
+}"""
+LONG_QUESTION = ("What is derivative kick, why does it happen when the setpoint jumps, and how do I "
+                 "avoid it on a robot whose controller runs at a fixed loop rate?")
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (375, 740)], ids=["1280x800", "phone"])
+def test_the_passage_and_then_the_answer_open_in_the_logs_upper_half(
+        built_site, site_server, page, model_api, artifacts, size):
+    """Model mode at 1280x800: the log scrolled to the question, and the sections found between
+    it and the book's passage pushed the passage down until its label alone showed. The passage
+    (then the answer replacing it) must open in the log's upper half: its label and at least
+    half the log's height of its text in view, with what fits of the question above it."""
+    width, height = size
+    page.set_viewport_size({"width": width, "height": height})
+    _goto(page, site_server + "docs/")
+    page.click(TOGGLE)
+    page.fill(INPUT, LONG_QUESTION)
+    page.keyboard.press("Enter")
+    page.locator(WRITING).wait_for(timeout=60_000)
+    log = f"{PANEL} [role='log']"
+    page.wait_for_timeout(300)  # the log's scroll follows the render
+    shown = page.evaluate(IN_THE_LOG, [log, WRITING])
+    page.screenshot(path=str(artifacts / f"passage-in-view-{width}x{height}.png"))
+    print(f"\n[e2e] {width}x{height}: passage {shown}")
+    assert shown["found"] >= 2, shown  # the sections found stand between question and passage
+    assert 0 <= shown["top"] <= shown["height"] / 2, shown
+    model_api.write()
+    page.locator(WRITING).wait_for(state="detached", timeout=60_000)
+    page.locator(f"{PANEL} [data-stop]").wait_for(state="detached", timeout=60_000)  # all written
+    whole = f"{ANSWER}:not([data-streaming]):has(a[data-source])"
+    page.locator(whole).wait_for(timeout=60_000)
+    page.wait_for_timeout(300)
+    answer = page.evaluate(IN_THE_LOG, [log, whole])
+    print(f"[e2e] {width}x{height}: answer {answer}")
+    page.screenshot(path=str(artifacts / f"answer-in-view-{width}x{height}.png"))
+    assert 0 <= answer["top"] <= answer["height"] / 2, answer

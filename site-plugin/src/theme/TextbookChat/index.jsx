@@ -22,6 +22,8 @@ const PLUGIN_NAME = 'docusaurus-plugin-textbook-chat';
 const WIDE_KEY = 'textbook-chat:wide';
 const EXCERPT_CHARS = 280;
 const PHONE_QUERY = '(max-width: 600px)';
+// A new answer, or the book's passage while it is written, starts no lower than this share of the log.
+const UPPER_PART = 0.4;
 
 let counter = 0;
 const newId = () => `m${Date.now().toString(36)}${(counter += 1)}`;
@@ -137,7 +139,10 @@ export default function TextbookChat() {
     // (the passage has the sections found between it and its question)
     const question = passage ? log.querySelector(`[data-message="${last?.id}"]`) : answer.previousElementSibling;
     const fits = question && question.offsetHeight < log.clientHeight / 3;
-    log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8);
+    // ...and the answer (or the passage) then opens in the log's upper part: the sections found
+    // between a passage and its question pushed it down until its label alone showed.
+    const upper = answer.offsetTop - log.clientHeight * UPPER_PART;
+    log.scrollTop = Math.max(0, (fits ? question : answer).offsetTop - 8, upper);
   }, [messages, pending, error, open, found, written?.seq]);
 
   const close = useCallback(() => {
