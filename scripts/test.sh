@@ -49,6 +49,14 @@ if command -v npm >/dev/null 2>&1; then
     (cd site-plugin && npm ci --no-audit --no-fund --loglevel=error && npm test)
   fi
 fi
-phase "pytest ${*:-(the whole suite)}"
+# One pytest worker per core (pytest-xdist; tests/workers.py keeps a file's tests together and the
+# Docusaurus site's tests on one worker). TEXTBOOK_CHAT_TEST_WORKERS=1 runs in one process; a -n of
+# your own (after the script's name) wins too.
+workers="${TEXTBOOK_CHAT_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+parallel=()
+if [ "$workers" -gt 1 ] 2>/dev/null; then
+  parallel=(-n "$workers" --dist loadgroup)
+fi
+phase "pytest ${*:-(the whole suite)} on ${workers} worker(s)"
 # --cpu-durations: the tests that cost the most CPU, a figure the machine's load does not grow
-.venv/bin/python -m pytest --cpu-durations=25 "$@"
+.venv/bin/python -m pytest --cpu-durations=25 "${parallel[@]}" "$@"

@@ -1,3 +1,3 @@
 """Fixtures shared by every suite: the fake OpenAI-compatible server and the fake embedder."""
 
-pytest_plugins = ["tests.fakes.conftest_plugin", "tests.cpu_plugin"]
+pytest_plugins = ["tests.fakes.conftest_plugin", "tests.cpu_plugin", "tests.workers"]
