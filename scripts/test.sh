@@ -55,7 +55,7 @@ fi
 workers="${TEXTBOOK_CHAT_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
 parallel=()
 if [ "$workers" -gt 1 ] 2>/dev/null; then
-  parallel=(-n "$workers" --dist loadgroup)
+  parallel=(-n "$workers")
 fi
 phase "pytest ${*:-(the whole suite)} on ${workers} worker(s)"
 # --cpu-durations: the tests that cost the most CPU, a figure the machine's load does not grow

@@ -1,10 +1,10 @@
 """The suite on every core (pytest-xdist; `scripts/test.sh` asks for it, plain `pytest` runs on
 one process as before). Two rules make tests that were written for one process hold on several:
 
-- A file's tests stay on one worker (its module fixtures are built once), and every test that
-  needs the built Docusaurus site (tests/e2e) runs on the same worker: the site's folder is held
-  by one test session at a time (tests/e2e/site_build.site_dir_lock), so a second worker would
-  wait for the first one's whole session.
+- A file's tests stay on one worker (its module fixtures are built once), and every test in
+  tests/e2e (the ones that build the Docusaurus site) runs on the same worker: the site's folder
+  is held by one test session at a time (tests/e2e/site_build.site_dir_lock), so a second worker
+  would wait for the first one's whole session. A test outside tests/e2e must not use the site.
 - Each worker gets a temporary folder of its own (TMPDIR): tests that count what a command left
   in the temporary folder (a reader's private copy of the index) see only their own worker's.
   The built site's folder stays where it was, shared between runs for its node_modules."""
@@ -16,10 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import pytest
-
 SITE_GROUP = "docusaurus-site"
-_E2E = Path(__file__).parent / "e2e"
+E2E_PREFIX = "tests/e2e/"  # nodeids are relative to the checkout (pyproject.toml)
 
 
 def pytest_configure(config):
@@ -42,11 +40,18 @@ def pytest_unconfigure(config):
         shutil.rmtree(own, ignore_errors=True)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        path = Path(str(item.path))
-        on_site = _E2E in path.parents or "built_site" in getattr(item, "fixturenames", ())
-        item.add_marker(pytest.mark.xdist_group(SITE_GROUP if on_site else item.nodeid.split("::")[0]))
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scope scheduling with these scopes: the e2e tests one, every other file its
+    own (its `xdist_group` marks are not honoured under pytest 9: nodeids no longer change)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope(nodeid)
+
+    return _Scheduler(config, log)
+
+
+def scope(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return SITE_GROUP if path.startswith(E2E_PREFIX) else path
