@@ -47,12 +47,13 @@ def model_answer(question: str, history: Sequence, hits: Sequence[SearchHit], ll
         return refusal(REFUSAL, confidence, hits), 0
     hits = [part for _, part in split_hits(hits)]
     out = streaming.sink()  # the reader sees each checked sentence as it is written
-    progress = None if out is None else streaming.Shown(hits, embedder, confidence, out).add
-    completion = complete(llm, chat_messages(question, hits, history), progress)
+    partial = None if out is None else streaming.Shown(hits, embedder, confidence, out)
+    completion = complete(llm, chat_messages(question, hits, history),
+                          None if partial is None else partial.add)
     used = completion.total_tokens
     result, embedded = shown(completion.text, hits, embedder, confidence)
-    if getattr(embedder, "paid", False):
-        used += sum(approx_tokens(t) for t in embedded)
+    if getattr(embedder, "paid", False):  # the streamed sentences' checks are paid for too
+        used += sum(approx_tokens(t) for t in (*embedded, *(partial.embedded if partial else ())))
     return result, used
 
 

@@ -81,6 +81,7 @@ class Shown:
         self.checked_to = 0
         self.text = ""
         self.sent = ""
+        self.embedded: list[str] = []  # what the checks embedded (the caller counts paid tokens)
 
     def add(self, written: str) -> None:
         """Never in the answer's way: a check that fails here (no CPU turn in time, an embedding
@@ -100,7 +101,9 @@ class Shown:
         self.checked_to = end
         if not part.strip():
             return
-        kept = claims.check(part, self.hits, self.embedder).text.strip()
+        checked = claims.check(part, self.hits, self.embedder)
+        self.embedded.extend(checked.embedded)
+        kept = checked.text.strip()
         if not kept:
             return
         if not self.text:

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 
 import pytest
 
 from functions.answers.streaming import decided
+from functions.services.budget import approx_tokens
 from functions.services.openai_http import OpenAIChat, OpenAIHttp
+from functions.services.ratelimit import MemorySpendCap
+from tests.fakes.embedder import ContentEmbedder
+from tests.functions.conftest import DIM
 from tests.functions.test_model_answers import JITTER, TRUE_1
 
 TRUE_2 = "Logging and garbage collection add jitter [1]."
@@ -124,3 +129,31 @@ def test_a_check_that_fails_while_streaming_ends_the_sentences_not_the_answer():
     shown.add("Jitter is the variation of the loop period [1]. It")  # does not raise
     shown.add("Jitter is the variation of the loop period [1]. It matters [1]. Then")
     assert sent == [] and shown.out is None
+
+
+class PaidEmbedder(ContentEmbedder):
+    """The book's fake embedder, billed as the OpenAI embedder is (`paid`)."""
+
+    paid = True
+
+
+def test_the_streamed_checks_are_counted_in_the_days_budget(client, fake_openai, book_settings):
+    """Each sentence checked while the model writes is embedded then: those tokens are spent
+    from the day's budget like the final check's."""
+    def asked(headers: dict) -> tuple[int, list[str]]:
+        embedder, cap = PaidEmbedder(DIM), MemorySpendCap(10_000_000)
+        llm = OpenAIChat(OpenAIHttp("k", fake_openai.base_url, timeout=30.0, deadline=60.0))
+        c = client(chat_model=llm, embedder=embedder, spend_cap=cap,
+                   settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
+        fake_openai.reply_next(REPLY)
+        with c.stream("POST", "/chat", json={"question": JITTER}, headers=headers) as r:
+            assert r.status_code == 200
+            r.read()
+        assert cap._slots == {} or set(cap._slots.values()) == {0}  # settled
+        return cap._spent, list(embedder.texts_embedded)
+
+    plain_spent, plain_texts = asked({})
+    streamed_spent, streamed_texts = asked(NDJSON)
+    extra = Counter(streamed_texts) - Counter(plain_texts)
+    assert extra  # the sentences were checked as they came, before the final check
+    assert streamed_spent - plain_spent == sum(approx_tokens(t) for t in extra.elements()) > 0
