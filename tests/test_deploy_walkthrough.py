@@ -94,6 +94,12 @@ class Walkthrough:
             for pair in args:
                 key, _, value = pair.partition("=")
                 self.env[key] = value
+        elif program == "aws" and args[:2] == ["cloudformation", "describe-stacks"]:
+            opts = dict(zip(args[2::2], args[3::2], strict=False))  # an output of the stack
+            assert self.deployed, "the stack's outputs asked for before it was deployed"
+            stage, region = self.deployed
+            assert (opts.get("--region"), opts.get("--stack-name")) == (
+                region, f"textbook-chat-{stage}"), f"another stack than the one deployed: {args}"
         elif program == "aws":
             assert args[:2] == ["ssm", "put-parameter"], args
             opts = dict(zip(args[2::2], args[3::2], strict=False))

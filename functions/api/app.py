@@ -98,13 +98,15 @@ def _failure(exc: BaseException, request_id: str, extra: dict | None = None) -> 
         return json_response(error_body(err, request_id), 500, request_id)
 
 
-def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure | None = None):
+def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure | None = None,
+             streams: bool = False):
     """The route's handler. Its deadline starts when the request arrives (functions.deadline):
     reading the body, waiting for a turn and the work all spend from it. With a gate (a local
     server) the work runs on a thread once the gate gives it a turn; without one (Lambda, one
     request at a time) it runs inline, which saves anyio's thread machinery (~0.2 s of cold
     start). `failure`: the response for an error, given the body as far as it was read
-    (default: /chat's JSON error)."""
+    (default: /chat's JSON error). `streams`: /chat asked for NDJSON answers as it is written
+    (`streamed`), where the response can reach the reader in parts."""
     fail = failure or (lambda exc, request_id, _raw: _failure(exc, request_id))
 
     async def run(request: Request) -> Response:
@@ -123,10 +125,10 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
             with within(deadline):  # settings SSM did not give yet are read again, in time
                 deps.settings  # noqa: B018 (a configuration error answers 503 on every route)
             raw = await read_body(request, BODY_CAPS[route])
-            if gate is None:
-                result = timed_work(raw)
-            elif route == "chat" and NDJSON in request.headers.get("accept", ""):
+            if streams and NDJSON in request.headers.get("accept", ""):
                 result = await streamed(gate, deadline, lambda: timed_work(raw), request_id, fail)
+            elif gate is None:
+                result = timed_work(raw)
             else:
                 async with gate.turn(deadline):
                     result = await run_in_threadpool(timed_work, raw)
@@ -146,14 +148,15 @@ def endpoint(deps, route: str, work: Work, gate: Gate | None, failure: Failure |
 NDJSON = "application/x-ndjson"
 
 
-async def streamed(gate: Gate, deadline: Deadline, work: Callable[[], dict], request_id: str,
+async def streamed(gate: Gate | None, deadline: Deadline, work: Callable[[], dict], request_id: str,
                    fail: Failure) -> dict | Response:
-    """POST /chat asked with `Accept: application/x-ndjson` on a local server: a model's
-    answer as it is written (functions.answers.streaming), one JSON object a line:
+    """POST /chat asked with `Accept: application/x-ndjson` on a local server or the Lambda
+    `stream` function (functions.api.lambda_stream): a model's answer as it is written (functions.answers.streaming), one JSON object a line:
     `{"partial": {"answer", "citations"}}` each time a checked sentence joins the text shown,
     then `{"final": …}`, the body a non-streamed request gets (or `{"failed": {"status",
     "body"}}`). Until the first sentence, nothing is sent: an answer with none (offline, a
-    refusal, an error) is the usual JSON response, with its status."""
+    refusal, an error) is the usual JSON response, with its status. Without a gate (Lambda, one
+    request at a time) the work runs on a thread of its own, so the sentences leave as they come."""
     import asyncio
 
     from starlette.responses import StreamingResponse
@@ -172,6 +175,9 @@ async def streamed(gate: Gate, deadline: Deadline, work: Callable[[], dict], req
 
     async def produce() -> None:
         try:
+            if gate is None:
+                events.put_nowait(("final", await asyncio.to_thread(worked)))
+                return
             async with gate.turn(deadline):
                 events.put_nowait(("final", await run_in_threadpool(worked)))
         except Exception as exc:  # noqa: BLE001 (every failure becomes JSON, as in `endpoint`)
@@ -495,18 +501,22 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 def create_app(deps, routes: str = "chat", cors_origins: Iterable[str] | None = None,
                cors_origin_regex: str | None = None, threaded: bool = True,
-               allowed_by: str = DEPLOYED_FIX) -> Starlette:
+               allowed_by: str = DEPLOYED_FIX, streams: bool | None = None) -> Starlette:
     """routes: "chat" (/chat, /sources, /feedback, /mcp, /health), "selection" (/selection) or
     "all".
     CORS allows only cors_origins (default: settings.allowed_origins) or cors_origin_regex;
     a refused site is told how the author allows one here (`allowed_by`: `serve` names its flag).
     threaded=False runs the blocking work inline (Lambda: one request per container); True runs
-    it on threads behind a gate (functions.api.admission) that answers 503 busy past capacity."""
+    it on threads behind a gate (functions.api.admission) that answers 503 busy past capacity.
+    streams: /chat may answer NDJSON as the model writes (default: threaded, the local server;
+    on Lambda only the `stream` function's response reaches the reader in parts)."""
     configure_logging()
     gate = Gate() if threaded else None  # one for all routes: they share the threads and CPUs
     table = []
     if routes in ("chat", "all"):
-        table += [Route("/chat", endpoint(deps, "chat", chat_work(deps), gate), methods=["POST"]),
+        chat = endpoint(deps, "chat", chat_work(deps), gate,
+                        streams=threaded if streams is None else streams)
+        table += [Route("/chat", chat, methods=["POST"]),
                   Route("/feedback", endpoint(deps, "feedback", feedback_work(deps), gate),
                         methods=["POST"]),
                   Route("/sources", endpoint(deps, "sources", sources_work(deps), gate),

@@ -99,6 +99,7 @@ def test_the_index_goes_live_only_after_checks_and_the_site():
     build = jobs["build"]["steps"]
     site = next(s for s in build if s.get("run") == "npm run build")
     assert site["env"]["TEXTBOOK_CHAT_API_URL"] == "${{ inputs.api-url }}"
+    assert site["env"]["TEXTBOOK_CHAT_STREAM_URL"] == "${{ inputs.stream-url }}"  # "" = none
     index = [s.get("name", "") + s.get("run", "") for s in jobs["index"]["steps"]]
     order = [next(i for i, s in enumerate(index) if key in s)
              for key in ("textbook-chat check", "release discard --incomplete", "release stage",

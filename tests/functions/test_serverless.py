@@ -54,7 +54,7 @@ def test_service_runtime_and_limits(config):
 
 def test_routes_go_to_the_right_function(config):
     routes = {e["httpApi"]: name for name, fn in config["functions"].items()
-              for e in fn["events"]}
+              for e in fn.get("events", [])}
     assert routes == ROUTES
     for name in ("chat", "selection"):
         handler = config["functions"][name]["handler"]
@@ -63,6 +63,22 @@ def test_routes_go_to_the_right_function(config):
         assert module.exists(), f"{handler} names a missing module"
         assert re.search(r"^handler = Mangum\(", module.read_text(), re.M)
         assert config["functions"][name]["snapStart"] == "${strToBool(${param:snapStart, 'false'})}"
+
+
+def test_the_stream_function_is_chat_behind_a_streaming_function_url(config):
+    """`stream` runs `chat`'s app with the same role and index settings; the exec wrapper (a
+    file in the zip, executable) replaces the managed runtime so the function URL streams."""
+    stream, chat = config["functions"]["stream"], config["functions"]["chat"]
+    assert stream["handler"] == chat["handler"] and stream["role"] == "ChatRole"
+    assert stream["url"] == {"invokeMode": "RESPONSE_STREAM"}  # public, as the HTTP API
+    assert "events" not in stream and "snapStart" not in stream
+    env = _env(config, "stream")
+    assert {k: v for k, v in env.items() if k != "AWS_LAMBDA_EXEC_WRAPPER"} == _env(config, "chat")
+    wrapper = env["AWS_LAMBDA_EXEC_WRAPPER"]
+    assert wrapper.startswith("/var/task/")
+    local = ROOT / wrapper.removeprefix("/var/task/")
+    assert local.is_file() and os.access(local, os.X_OK)
+    assert "functions.api.lambda_stream" in local.read_text()
 
 
 def _env(config, function: str) -> dict:
@@ -132,8 +148,10 @@ def test_iam_is_least_privilege(config):
         assert openai_only == (name == "selection")
         assert all(s["Effect"] == "Allow" for s in (logs, table, secrets))
         assert logs["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
-        group = logs["Resource"][0]["Fn::Join"][1][-1]
-        assert group == f":log-group:/aws/lambda/textbook-chat-${{sls:stage}}-{name}:*"
+        groups = [r["Fn::Join"][1][-1] for r in logs["Resource"]]
+        runs_as = [name, "stream"] if name == "chat" else [name]  # `stream` is `chat`'s twin
+        assert groups == [f":log-group:/aws/lambda/textbook-chat-${{sls:stage}}-{f}:*"
+                          for f in runs_as]
         assert set(table["Action"]) <= ALLOWED_ACTIONS, table
         assert table["Resource"] == [{"Fn::GetAtt": ["TextbookChatTable", "Arn"]}]
         assert "*" not in json.dumps(table)
@@ -388,7 +406,8 @@ def test_package_builds_the_stack(packaged):
     for name, r in res.items():
         by_type.setdefault(r["Type"], []).append(name)
     assert sorted(by_type["AWS::Lambda::Function"]) == ["ChatLambdaFunction",
-                                                        "SelectionLambdaFunction"]
+                                                        "SelectionLambdaFunction",
+                                                        "StreamLambdaFunction"]
     assert len(by_type["AWS::ApiGatewayV2::Route"]) == len(ROUTES)
     for fn in ("ChatLambdaFunction", "SelectionLambdaFunction"):
         props = res[fn]["Properties"]
@@ -404,6 +423,19 @@ def test_package_builds_the_stack(packaged):
     assert chat["QDRANT_API_KEY_SSM"] == "/textbook-chat/ci/QDRANT_API_KEY"
     selection = res["SelectionLambdaFunction"]["Properties"]["Environment"]["Variables"]
     assert not [k for k in selection if k.startswith(("QDRANT_", "EMBEDDING_"))]
+    # `stream`: chat's settings and role, its own runtime, a public function URL that streams
+    stream = res["StreamLambdaFunction"]["Properties"]
+    assert stream["Role"] == {"Fn::GetAtt": ["ChatRole", "Arn"]} and "SnapStart" not in stream
+    assert stream["Environment"]["Variables"] == {
+        **chat, "AWS_LAMBDA_EXEC_WRAPPER": "/var/task/functions/api/handlers/stream-runtime"}
+    url = res["StreamLambdaFunctionUrl"]["Properties"]
+    assert (url["AuthType"], url["InvokeMode"]) == ("NONE", "RESPONSE_STREAM")
+    assert "Cors" not in url  # the app answers CORS, with the site check (docs/http-api.md)
+    allowed = sorted(r["Properties"]["Action"] for r in res.values()
+                     if r["Type"] == "AWS::Lambda::Permission"
+                     and "Stream" in json.dumps(r["Properties"]["FunctionName"]))
+    assert allowed == ["lambda:InvokeFunction", "lambda:InvokeFunctionUrl"]  # both, since 2025-10
+    assert "StreamLambdaFunctionUrl" in template["Outputs"]  # the widget's streamUrl
     target = res["HttpApiIntegrationChat"]["Properties"]["IntegrationUri"]
     assert "snapstart" not in json.dumps(target)  # the API calls the function itself
     # no published versions piling up (each would be kept forever): only SnapStart needs one
@@ -428,9 +460,12 @@ def test_package_builds_the_stack(packaged):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("function", ["chat", "selection"])
+@pytest.mark.parametrize("function", ["chat", "selection", "stream"])
 def test_package_zip_holds_only_the_runtime(packaged, function):
-    names = zipfile.ZipFile(packaged / f"{function}.zip").namelist()  # one zip per function
+    archive = zipfile.ZipFile(packaged / f"{function}.zip")
+    names = archive.namelist()  # one zip per function
+    wrapper = archive.getinfo("functions/api/handlers/stream-runtime")
+    assert (wrapper.external_attr >> 16) & 0o111  # Lambda runs it: executable in the zip
     tops = {n.split("/", 1)[0] for n in names}
     assert {"functions", "httpx", "starlette", "mangum", "tiktoken"} <= tops
     assert "functions/api/handlers/chat.py" in names and "functions/data/cl100k_base.tiktoken" in names

@@ -115,6 +115,35 @@ export async function postJson(fetchImpl, url, body, {timeoutMs = 30000, labels 
 
 const NDJSON = 'application/x-ndjson';
 
+// What the stream function answers when it, not the question, failed: unreachable (or no CORS),
+// its URL wrong or not public (403/404), Lambda's own errors (500/502/504). The API then answers.
+const STREAM_FAILED = new Set(['network']);
+const STREAM_FAILED_STATUS = new Set([403, 404, 500, 502, 504]);
+
+/**
+ * POST `path` (chat, selection) to the API at `apiUrl`, or, for /chat with `onPartial`, to the
+ * API's stream function at `streamUrl` when the site gives one (the plugin's streamUrl option: on
+ * AWS the `stream` function's URL, which sends a model's checked sentences as they are written).
+ * When the stream function fails before a sentence showed, the question goes to `apiUrl`, which
+ * answers whole. Returns the answer's body, as postJson.
+ */
+export async function postAnswer(fetchImpl, {apiUrl, streamUrl = null}, path, body, options = {}) {
+  if (!streamUrl || path !== 'chat' || !options.onPartial) return postJson(fetchImpl, endpoint(apiUrl, path), body, options);
+  let shown = false;
+  const onPartial = (partial) => {
+    shown = true;
+    options.onPartial(partial);
+  };
+  try {
+    return await postJson(fetchImpl, endpoint(streamUrl, path), body, {...options, onPartial});
+  } catch (failure) {
+    const fallBack = !shown && failure instanceof ApiError && !options.signal?.aborted &&
+      (STREAM_FAILED.has(failure.kind) || STREAM_FAILED_STATUS.has(failure.status));
+    if (!fallBack) throw failure;
+    return postJson(fetchImpl, endpoint(apiUrl, path), body, {...options, onPartial: null});
+  }
+}
+
 /**
  * A streamed answer (POST /chat, `application/x-ndjson`): one JSON object a line, each
  * `{"partial": {answer, citations}}` (the checked sentences so far) to `onPartial`, until

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import options from '../server/options.js';
-import {ApiError, describeFailure, endpoint, normaliseAnswer, parseRetryAfter, postJson} from './api.mjs';
+import {ApiError, describeFailure, endpoint, normaliseAnswer, parseRetryAfter, postAnswer, postJson} from './api.mjs';
 
 const labels = options.DEFAULT_LABELS;
 
@@ -218,4 +218,43 @@ test('without onPartial only JSON is asked for', async () => {
     reply(200, {answer: 'ok', citations: []})(req, res);
   }, (url) => postJson(fetch, `${url}/sources`, {question: 'x'}, {labels}));
   assert.equal(accept, 'application/json');
+});
+
+test('with a stream URL, /chat streams from it and falls back to the API when it fails first', async () => {
+  const final = {answer: 'Kp sets the gain [1].', citations: [{n: 1, url: '/docs/pid#gains'}], request_id: 'r1'};
+  const whole = {...final, request_id: 'r2'};
+  const asked = [];
+  const api = (req, res) => {
+    asked.push(`api ${req.url} ${req.headers.accept}`);
+    reply(200, whole)(req, res);
+  };
+  await withServer(api, async (apiUrl) => {
+    // the stream function streams: its sentences show, the API is not asked
+    const shown = [];
+    await withServer(streamed([{partial: {answer: 'Kp sets the gain [1].', citations: []}}, {final}]), async (streamUrl) => {
+      const got = await postAnswer(fetch, {apiUrl, streamUrl}, 'chat', {question: 'x'}, {labels, onPartial: (p) => shown.push(p.answer)});
+      assert.deepEqual(got, final);
+    });
+    assert.deepEqual(shown, ['Kp sets the gain [1].']);
+    assert.deepEqual(asked, []);
+    // unreachable (a closed port), or Lambda's own error: the API answers whole
+    const closed = await withServer(() => {}, async (url) => url);
+    assert.deepEqual(await postAnswer(fetch, {apiUrl, streamUrl: closed}, 'chat', {question: 'x'}, {labels, onPartial: () => {}}), whole);
+    await withServer(reply(502, {message: 'Internal Server Error'}), async (streamUrl) => {
+      assert.deepEqual(await postAnswer(fetch, {apiUrl, streamUrl}, 'chat', {question: 'x'}, {labels, onPartial: () => {}}), whole);
+    });
+    assert.deepEqual(asked, ['api /chat application/json', 'api /chat application/json']);
+    // the question's own refusal (429) is the reader's answer, not a reason to ask twice
+    await withServer(reply(429, {error: {message: 'slow down'}}, {'Retry-After': '30'}), async (streamUrl) => {
+      await assert.rejects(postAnswer(fetch, {apiUrl, streamUrl}, 'chat', {question: 'x'}, {labels, onPartial: () => {}}), (e) => e.kind === 'rate_limited');
+    });
+    // a stream that broke off after a sentence showed is not asked again
+    await withServer(streamed([{partial: {answer: 'A [1].', citations: []}}]), async (streamUrl) => {
+      await assert.rejects(postAnswer(fetch, {apiUrl, streamUrl}, 'chat', {question: 'x'}, {labels, onPartial: () => {}}), (e) => e.kind === 'network');
+    });
+    // selections, and /chat without onPartial, go to the API
+    await postAnswer(fetch, {apiUrl, streamUrl: closed}, 'selection', {question: 'x'}, {labels});
+    assert.equal(asked.length, 3);
+    assert.match(asked[2], /^api \/selection /);
+  });
 });

@@ -103,6 +103,9 @@ const DEFAULT_LABELS = Object.freeze({
 const DEFAULT_OPTIONS = Object.freeze({
   // Where the textbook-chat HTTP API lives (API Gateway URL in production; `textbook-chat serve` listens on 8787).
   apiUrl: 'http://127.0.0.1:8787',
+  // Where a model's answer streams on AWS: the `stream` function's URL (the stack's StreamUrl
+  // output); null: /chat at apiUrl (`textbook-chat serve` streams there itself).
+  streamUrl: null,
   // Build manifest for the indexer; relative paths are resolved against the site folder.
   // Default is outside the published build folder.
   manifestPath: '.textbook-chat/manifest.json',
@@ -141,6 +144,16 @@ const OPTIONS_SCHEMA = Joi.object({
         '{{#label}} must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got {{#value}})',
       'string.uriCustomScheme':
         '{{#label}} must be the http(s) URL of your textbook-chat API, e.g. "https://abc123.execute-api.us-east-1.amazonaws.com" (got {{#value}})',
+    }),
+  streamUrl: Joi.string()
+    .uri({scheme: ['http', 'https']})
+    .allow(null)
+    .default(DEFAULT_OPTIONS.streamUrl)
+    .messages({
+      'string.uri':
+        '{{#label}} must be the https URL of your API\'s stream function (the StreamUrl output of `serverless deploy`), e.g. "https://abc123.lambda-url.us-east-1.on.aws/" (got {{#value}})',
+      'string.uriCustomScheme':
+        '{{#label}} must be the https URL of your API\'s stream function (the StreamUrl output of `serverless deploy`), e.g. "https://abc123.lambda-url.us-east-1.on.aws/" (got {{#value}})',
     }),
   manifestPath: Joi.string().min(1).default(DEFAULT_OPTIONS.manifestPath),
   llmsTxt: Joi.boolean().default(DEFAULT_OPTIONS.llmsTxt),
@@ -184,6 +197,7 @@ function isLoopbackUrl(apiUrl) {
 function validateOptions({validate, options}, env = process.env) {
   const given = {...(options ?? {})};
   if (given.apiUrl === undefined && env.TEXTBOOK_CHAT_API_URL) given.apiUrl = env.TEXTBOOK_CHAT_API_URL;
+  if (given.streamUrl === undefined && env.TEXTBOOK_CHAT_STREAM_URL) given.streamUrl = env.TEXTBOOK_CHAT_STREAM_URL;
   const valid = validate(OPTIONS_SCHEMA, given);
   if (env.NODE_ENV === 'production' && env.TEXTBOOK_CHAT_ALLOW_LOCAL_API !== '1' && isLoopbackUrl(valid.apiUrl)) {
     throw new Error(
@@ -209,6 +223,7 @@ function apiBase(apiUrl) {
 function publicConfig(options, locale) {
   return {
     apiUrl: apiBase(options.apiUrl),
+    streamUrl: options.streamUrl ? apiBase(options.streamUrl) : null,
     maxSelectionChars: options.maxSelectionChars,
     selection: options.selection,
     selectionSelector: options.selectionSelector,

@@ -24,6 +24,7 @@ test('validate({}) equals the documented defaults', () => {
 test('the defaults are the ones the README documents', () => {
   assert.deepEqual(DEFAULT_OPTIONS, {
     apiUrl: 'http://127.0.0.1:8787',
+    streamUrl: null,
     manifestPath: '.textbook-chat/manifest.json',
     llmsTxt: true,
     indexer: {run: false, command: 'textbook-chat', args: []},
@@ -80,6 +81,7 @@ test('only public values reach the browser', () => {
     'requestTimeoutMs',
     'selection',
     'selectionSelector',
+    'streamUrl',
   ]);
   assert.equal(config.apiUrl, 'https://api.example.com/prod');
   assert.doesNotMatch(JSON.stringify(config), /secret|manifest|indexer/);
@@ -138,4 +140,13 @@ test('the API URL is taken with or without a trailing /chat (the endpoint `serve
   assert.equal(publicConfig(validate({apiUrl: `${base}/prod/chat`})).apiUrl, `${base}/prod`);
   assert.equal(publicConfig(validate({apiUrl: `${base}/chatbot`})).apiUrl, `${base}/chatbot`);
   assert.equal(publicConfig(validate({apiUrl: '/api/chat'})).apiUrl, '/api');
+});
+
+test('streamUrl: the stream function\'s URL (option or TEXTBOOK_CHAT_STREAM_URL), sent to the browser', () => {
+  assert.equal(publicConfig(validate({})).streamUrl, null);
+  const url = 'https://abc123.lambda-url.eu-west-1.on.aws/';
+  assert.equal(publicConfig(validate({streamUrl: url})).streamUrl, 'https://abc123.lambda-url.eu-west-1.on.aws');
+  const fromEnv = validateOptions({validate: normalizePluginOptions, options: {}}, {TEXTBOOK_CHAT_STREAM_URL: url});
+  assert.equal(fromEnv.streamUrl, url);
+  assert.match(errorOf({streamUrl: 'ftp://x.example'}), /"streamUrl" must be the https URL of your API's stream function/);
 });

@@ -3,7 +3,7 @@ import React, {useCallback, useEffect, useRef, useState} from 'react';
 import {useHistory, useLocation} from '@docusaurus/router';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import {usePluginData} from '@docusaurus/useGlobalData';
-import {ApiError, endpoint, normaliseAnswer, postJson, refusalText} from '../../client/api.mjs';
+import {ApiError, endpoint, normaliseAnswer, postAnswer, postJson, refusalText} from '../../client/api.mjs';
 import {isBot, readAskLink} from '../../client/asklink.mjs';
 import {hashToId, topicLabel} from '../../client/citations.mjs';
 import {isolate} from '../../client/direction.mjs';
@@ -277,7 +277,7 @@ export default function TextbookChat() {
             if (seq === askSeq.current && !controller.signal.aborted) setWritten({seq, answer: partial.answer, citations: partial.citations});
           };
       const answer = normaliseAnswer(
-        await postJson(fetch, endpoint(apiUrl, path), body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal, onPartial}),
+        await postAnswer(fetch, config, path, body, {timeoutMs: requestTimeoutMs, labels, signal: controller.signal, onPartial}),
       );
       setMessages((previous) => [
         ...previous,
