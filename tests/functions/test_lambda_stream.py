@@ -123,6 +123,7 @@ def test_refusals_and_bad_input_keep_their_status_behind_the_prelude(stream_func
     assert fake_openai.chat_requests == []
 
 
+@pytest.mark.slow  # a Python process of its own (~4 s by the clock): the whole suite runs it
 def test_the_exec_wrapper_runs_the_function_as_lambda_does(runtime, tmp_path):
     """The wrapper replaces the managed runtime's command; init is the `chat` function's; with
     SnapStart it waits to be restored before asking for an invocation."""
