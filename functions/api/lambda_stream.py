@@ -89,6 +89,8 @@ class RuntimeApi:
         for line in header_lines:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            return int(status_line.split()[1]), headers, RuntimeApi._chunks(sock, body)
         length = int(headers.get("content-length", "0"))
         while len(body) < length:
             more = sock.recv(65536)
@@ -96,6 +98,24 @@ class RuntimeApi:
                 break
             body += more
         return int(status_line.split()[1]), headers, body[:length]
+
+    @staticmethod
+    def _chunks(sock: socket.socket, data: bytes) -> bytes:
+        """A chunked body, `data` being what was read of it already."""
+        body = b""
+        while True:
+            while b"\r\n" not in data:
+                data += sock.recv(65536) or b"\r\n"
+            size_line, _, data = data.partition(b"\r\n")
+            size = int(size_line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                return body
+            while len(data) < size + 2:
+                more = sock.recv(65536)
+                if not more:
+                    return body + data[:size]
+                data += more
+            body, data = body + data[:size], data[size + 2:]
 
     def call(self, method: str, path: str, body: bytes = b"",
              headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

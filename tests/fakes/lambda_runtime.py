@@ -58,6 +58,7 @@ class FakeRuntimeApi:
         self.init_error: dict | None = None
         self.restored = threading.Event()
         self.restore_asked = threading.Event()
+        self.chunked = False  # send each event in two chunks (Transfer-Encoding: chunked)
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -110,11 +111,22 @@ def _handler(api: FakeRuntimeApi):
             path = self.path.split("/2018-06-01/runtime", 1)[-1]
             if path == "/invocation/next":
                 request_id, event, deadline = api._events.get()
-                self._send(200, json.dumps(event).encode(), {
-                    "Lambda-Runtime-Aws-Request-Id": request_id,
-                    "Lambda-Runtime-Deadline-Ms": str(deadline),
-                    "Lambda-Runtime-Invoked-Function-Arn": "arn:aws:lambda:eu-west-1:1:function:f",
-                    "Content-Type": "application/json"})
+                body = json.dumps(event).encode()
+                headers = {"Lambda-Runtime-Aws-Request-Id": request_id,
+                           "Lambda-Runtime-Deadline-Ms": str(deadline),
+                           "Lambda-Runtime-Invoked-Function-Arn": "arn:aws:lambda:eu-west-1:1:function:f",
+                           "Content-Type": "application/json"}
+                if not api.chunked:
+                    self._send(200, body, headers)
+                    return
+                self.send_response(200)
+                for k, v in {**headers, "Transfer-Encoding": "chunked"}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                half = len(body) // 2
+                for part in (body[:half], body[half:]):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
             elif path == "/restore/next":
                 api.restore_asked.set()
                 api.restored.wait()
