@@ -202,6 +202,11 @@ class CachedEmbedder:
 
         return np.asarray(self.embed_batch(texts), dtype=np.float32)
 
+    def __getattr__(self, name):  # what else the model says of itself (runtime_label, ...)
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 def make_local_embedder(settings: Settings, cache: Path | None = None):
     inner = make_embedder(settings)

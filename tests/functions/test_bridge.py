@@ -18,6 +18,7 @@ from functions.services.openai_http import OpenAIChat, OpenAIHttp
 from functions.services.ratelimit import MemorySpendCap
 from functions.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, passage_responder
+from tests.minilm import cached_minilm
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +35,7 @@ FAR = "How should I train for my first marathon?"  # nothing near: not covered
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     settings = Settings(qdrant_path=str(tmp_path_factory.mktemp("bridge")), collection="bridge")
-    embedder = bench_eval.make_local_embedder(settings, bench_eval.DEFAULT_CACHE)
+    embedder = cached_minilm()  # each text embedded once in this process (tests/minilm.py)
     store = QdrantStore.open(settings)
     bench_eval.index_corpus(ROOT / "samples" / "textbook", store, embedder)
     yield settings, store, embedder

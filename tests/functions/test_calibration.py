@@ -11,14 +11,13 @@ from tests.functions.calibration import (
     indexed_retriever,
     retrieval_scores,
 )
+from tests.minilm import cached_minilm
 
 pytestmark = pytest.mark.slow
 
 
 def test_minilm_thresholds_on_the_sample_textbook(tmp_path):
-    from functions.search.embeddings.local import LocalEmbedder
-
-    embedder = LocalEmbedder()
+    embedder = cached_minilm()
     low, none = thresholds(embedder.model_name)
     retriever = indexed_retriever(str(tmp_path / "qdrant"), embedder)
     answered = retrieval_scores(retriever, ANSWERED)
@@ -45,9 +44,8 @@ def test_the_fitted_policy_on_the_sample_textbook_and_the_readers_page(tmp_path)
     sample answers (or gives the closest passage) and does not answer what it does not; and the
     reader's page, which lifts its own sections, never turns an answer into a non-answer (issue 25: asking from the page that holds
     the answer once did)."""
-    from functions.search.embeddings.local import LocalEmbedder
-
-    retriever = indexed_retriever(str(tmp_path / "qdrant"), LocalEmbedder())
+    # each text embedded once in this process: the pairs below re-weigh the same blocks
+    retriever = indexed_retriever(str(tmp_path / "qdrant"), cached_minilm())
     try:
         answered = {q: _asked(retriever, q) for q in ANSWERED}
         outcomes = {q: a.outcome for q, (a, _) in answered.items()}
