@@ -70,6 +70,7 @@ class _Costs:
             costs = self.config._cpu_costs
             costs[report.nodeid] = costs.get(report.nodeid, 0.0) + seconds
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
     def pytest_testnodedown(self, node, error):  # pytest-xdist's controller: a worker has ended
         total = getattr(node, "workeroutput", {}).get("cpu_total")
         if total is not None:

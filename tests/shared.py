@@ -110,3 +110,15 @@ def in_one_minute(burst: Callable[[], T], tries: int = 3) -> T:
         if time.time() // 60 == minute:
             return result
     raise AssertionError(f"the burst straddled a minute's end {tries} times")
+
+
+# Half a minute into a calendar minute: an in-process rate limiter on this clock never sees a
+# minute end mid-test (the per-minute limit counts calendar minutes), whatever the machine's speed.
+MID_MINUTE = 1_800_000_030.0
+
+
+def limiter(per_minute: int, per_day: int):
+    """A MemoryRateLimiter on a frozen clock (MID_MINUTE): a burst is always in one window."""
+    from functions.services.ratelimit import MemoryRateLimiter
+
+    return MemoryRateLimiter(per_minute, per_day, clock=lambda: MID_MINUTE)

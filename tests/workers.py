@@ -21,6 +21,8 @@ E2E_PREFIX = "tests/e2e/"  # nodeids are relative to the checkout (pyproject.tom
 
 
 def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_Scopes(), "textbook-chat-scopes")
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
@@ -40,16 +42,22 @@ def pytest_unconfigure(config):
         shutil.rmtree(own, ignore_errors=True)
 
 
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scope scheduling with these scopes: the e2e tests one, every other file its
-    own (its `xdist_group` marks are not honoured under pytest 9: nodeids no longer change)."""
-    from xdist.scheduler import LoadScopeScheduling
+class _Scopes:
+    """Registered only where pytest-xdist is installed (a plain `pytest` without it must still
+    run: the hook below is xdist's own)."""
 
-    class _Scheduler(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return scope(nodeid)
+    @staticmethod
+    def pytest_xdist_make_scheduler(config, log):
+        """pytest-xdist's scope scheduling with these scopes: the e2e tests one, every other
+        file its own (its `xdist_group` marks are not honoured under pytest 9: nodeids no longer
+        change)."""
+        from xdist.scheduler import LoadScopeScheduling
 
-    return _Scheduler(config, log)
+        class _Scheduler(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return scope(nodeid)
+
+        return _Scheduler(config, log)
 
 
 def scope(nodeid: str) -> str:

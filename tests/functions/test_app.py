@@ -6,6 +6,7 @@ import pytest
 
 from functions.api.app import BODY_CAPS
 from tests.functions.book import ALL_URLS
+from tests.shared import limiter
 
 
 def test_chat_answers_with_exact_citations(client):
@@ -98,9 +99,7 @@ def test_unknown_route_and_method_are_json(client):
 
 
 def test_rate_limit_by_client_ip(client):
-    from functions.services.ratelimit import MemoryRateLimiter
-
-    c = client(rate_limiter=MemoryRateLimiter(2, 100, clock=lambda: 1_800_000_030.0))  # not at a minute's end
+    c = client(rate_limiter=limiter(2, 100))  # a frozen clock: no minute ends mid-test
     codes = [c.post("/chat", json={"question": "loop jitter"}).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     r = c.post("/chat", json={"question": "loop jitter"})
@@ -112,14 +111,13 @@ def test_a_used_up_limit_is_a_domain_error_the_edge_answers_as_a_429(client):
     from functions.api.http_errors import ApiError
     from functions.errors import LimitReached
     from functions.services.budget import check_rate
-    from functions.services.ratelimit import MemoryRateLimiter
 
-    limiter = MemoryRateLimiter(1, 100)
-    check_rate(limiter, "a")
+    one = limiter(1, 100)
+    check_rate(one, "a")
     with pytest.raises(LimitReached) as err:
-        check_rate(limiter, "a")
+        check_rate(one, "a")
     assert not isinstance(err.value, ApiError) and err.value.code == "rate_limited"
-    c = client(rate_limiter=MemoryRateLimiter(1, 100))
+    c = client(rate_limiter=limiter(1, 100))
     c.post("/chat", json={"question": "loop jitter"})
     r = c.post("/chat", json={"question": "loop jitter"})
     assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"

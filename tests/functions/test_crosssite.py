@@ -13,8 +13,9 @@ from starlette.testclient import TestClient
 
 from functions.api.app import create_app
 from functions.services.openai_http import OpenAIChat, OpenAIHttp
-from functions.services.ratelimit import MemoryRateLimiter, MemorySpendCap
+from functions.services.ratelimit import MemorySpendCap
 from tests.functions.events import function_url, http_api_v2
+from tests.shared import limiter
 
 ALLOWED, EVIL = "https://reader.example", "https://evil.example"
 QUESTION = {"question": "How do I measure loop jitter?"}
@@ -31,7 +32,7 @@ def paid(make_deps, book_settings, fake_openai):
             settings=book_settings.with_(chat_provider="openai", openai_api_key="test-key",
                                          openai_base_url=fake_openai.base_url),
             chat_model=OpenAIChat(OpenAIHttp("test-key", fake_openai.base_url)),
-            rate_limiter=MemoryRateLimiter(10, 100), spend_cap=MemorySpendCap(10_000_000))
+            rate_limiter=limiter(10, 100), spend_cap=MemorySpendCap(10_000_000))
         return deps
     return make
 

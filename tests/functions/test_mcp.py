@@ -13,9 +13,9 @@ from mangum import Mangum
 
 from functions.api import mcp
 from functions.api.app import create_app
-from functions.services.ratelimit import MemoryRateLimiter
 from tests.functions.book import ALL_URLS
 from tests.functions.events import http_api_v2
+from tests.shared import limiter
 
 HEADERS = {"accept": "application/json, text/event-stream"}
 
@@ -144,7 +144,7 @@ def test_the_protocol_version_is_the_clients_when_supported_else_the_newest(sess
 
 
 def test_an_unsupported_protocol_version_header_is_400_before_any_work(session):
-    client = session(rate_limiter=MemoryRateLimiter(1, 100))
+    client = session(rate_limiter=limiter(1, 100))
     response = client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "ask_book", "arguments": {"question": "What is loop jitter?"}}},
                            headers={"mcp-protocol-version": "1900-01-01"})
@@ -220,7 +220,7 @@ def test_bad_arguments_are_the_tools_error_result_the_assistant_reads(session, n
 
 
 def test_over_the_rate_limit_is_chats_error_code_with_retry_after(session):
-    client = session(rate_limiter=MemoryRateLimiter(1, 100))
+    client = session(rate_limiter=limiter(1, 100))
     client.initialize()  # initialize and tools/list do no work and are not counted
     assert client.call("ask_book", {"question": "What is loop jitter?"})["result"]
     again = client.post({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
@@ -281,7 +281,7 @@ def test_a_forged_tool_call_does_no_work(session, book_settings, fake_openai, ct
     client = session(settings=book_settings.with_(chat_provider="openai", openai_api_key="k",
                                                   openai_base_url=fake_openai.base_url),
                      chat_model=OpenAIChat(OpenAIHttp("k", fake_openai.base_url)),
-                     rate_limiter=MemoryRateLimiter(10, 100))
+                     rate_limiter=limiter(10, 100))
     call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "ask_book", "arguments": {"question": "How do I measure loop jitter?"}}})
     client.origin = origin

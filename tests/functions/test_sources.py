@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from functions.services.ratelimit import MemoryRateLimiter
 from tests.functions.book import ALL_URLS
-from tests.shared import in_one_minute, stretched
+from tests.shared import in_one_minute, limiter, stretched
 
 
 def test_sources_are_the_sections_the_answer_will_cite(client):
@@ -34,7 +33,7 @@ def test_no_sources_for_an_off_topic_question(client):
 
 
 def test_sources_have_their_own_rate_limit_and_the_chat_validation(client):
-    c = client(rate_limiter=MemoryRateLimiter(1, 100))
+    c = client(rate_limiter=limiter(1, 100))
     assert c.post("/sources", json={"question": "jitter"}).status_code == 200
     assert c.post("/chat", json={"question": "jitter"}).status_code == 200  # not used up
     assert c.post("/sources", json={"question": "jitter"}).status_code == 429
@@ -145,7 +144,7 @@ def test_sources_with_a_model_keep_their_own_rate_limit(make_deps, fake_openai, 
 
     fake_openai.reply_next("Jitter is the variation of the loop period [1].")
     deps = make_deps(chat_model=OpenAIChat(OpenAIHttp("k", fake_openai.base_url)),
-                     rate_limiter=MemoryRateLimiter(1, 100),
+                     rate_limiter=limiter(1, 100),
                      settings=book_settings.with_(chat_provider="openai", openai_api_key="k"))
     handler = Mangum(create_app(deps, "chat", threaded=False), lifespan="off")
     assert _post(handler, "/sources", JITTER)[0] == 200
@@ -194,7 +193,7 @@ def test_search_as_typed_has_its_own_allowance_and_checks_its_flag(client, book_
     """Typing searches more often than a reader asks: the box's searches have an allowance of
     their own (SEARCH_RATE_LIMIT_PER_MINUTE), past the questions' one, counted apart from it."""
     def burst() -> list:
-        c = client(rate_limiter=MemoryRateLimiter(1, 100),
+        c = client(rate_limiter=limiter(1, 100),
                    settings=book_settings.with_(search_rate_limit_per_minute=3))
         searches = [c.post("/sources", json={"question": "jitter", "search": True})
                     for _ in range(4)]
