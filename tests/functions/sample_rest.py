@@ -22,10 +22,11 @@ def sample_questions(answerable: bool = True) -> list[dict]:
 
 
 @contextmanager
-def sample_book_rest(read_only_key: str | None = None) -> Iterator[str]:
+def sample_book_rest(read_only_key: str | None = None, embedder=None) -> Iterator[str]:
     """Yields the stand-in's base URL; collections COLLECTION (the sample book, local MiniLM)
     and OTHER_MODEL (empty, made for text-embedding-3-small). read_only_key: an `api-key`
-    the stand-in refuses every write to (tests/functions/qdrant_rest.py)."""
+    the stand-in refuses every write to (tests/functions/qdrant_rest.py). embedder: the local
+    MiniLM to index with (tests pass tests/minilm.py's, which embeds each text once a process)."""
     from qdrant_client import QdrantClient
 
     from functions.search.embeddings.factory import make_embedder
@@ -43,7 +44,7 @@ def sample_book_rest(read_only_key: str | None = None) -> Iterator[str]:
     try:
         with qdrant_rest(client, read_only_key) as (url, _):
             store = open_index(Settings(qdrant_url=url, collection=COLLECTION))
-            sync_chunks(built, store, make_embedder(Settings()), recreate=True)
+            sync_chunks(built, store, embedder or make_embedder(Settings()), recreate=True)
             store.collection_store(OTHER_MODEL).ensure_collection("text-embedding-3-small", 1536)
             store.close()
             yield url

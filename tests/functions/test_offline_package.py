@@ -21,6 +21,7 @@ import pytest
 from tests.functions.events import http_api_v2
 from tests.functions.sample_rest import COLLECTION, OTHER_MODEL, sample_book_rest, sample_questions
 from tests.functions.test_serverless import assert_lints_clean, serverless_package
+from tests.minilm import cached_minilm
 
 pytestmark = pytest.mark.slow
 
@@ -88,7 +89,7 @@ def unzipped_selection(offline_package, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def qdrant_url():
-    with sample_book_rest() as url:
+    with sample_book_rest(embedder=cached_minilm()) as url:
         yield url
 
 

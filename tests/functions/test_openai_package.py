@@ -23,6 +23,7 @@ from tests.functions.events import http_api_v2
 from tests.functions.sample_rest import OTHER_MODEL, sample_book_rest
 from tests.functions.test_offline_package import ORIGIN, invoke
 from tests.functions.test_serverless import serverless_package
+from tests.minilm import cached_minilm
 from tests.ports import free_port
 
 pytestmark = pytest.mark.slow
@@ -65,7 +66,7 @@ def test_the_unzipped_handler_reads_its_key_from_ssm_at_init_and_answers(openai_
     folder = tmp_path / "task"
     zipfile.ZipFile(openai_package / "chat.zip").extractall(folder)
     del variables["DYNAMODB_TABLE"]  # limits and records stay in process
-    with FakeOpenAI(api_key=KEY, dimension=1536) as fake, sample_book_rest() as qdrant:
+    with FakeOpenAI(api_key=KEY, dimension=1536) as fake, sample_book_rest(embedder=cached_minilm()) as qdrant:
         env = {**variables, "QDRANT_API_KEY_SSM": "", "QDRANT_URL": qdrant,
                "QDRANT_COLLECTION": OTHER_MODEL, "OPENAI_BASE_URL": fake.base_url,
                "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_SSM": ssm,

@@ -15,6 +15,7 @@ from functions.api.app import create_app
 from functions.api.deps import Deps
 from tests.functions.events import http_api_v2
 from tests.functions.sample_rest import COLLECTION, sample_book_rest, sample_questions
+from tests.minilm import cached_minilm
 
 pytestmark = pytest.mark.slow
 READER = "read-only-key-0123"
@@ -22,7 +23,7 @@ READER = "read-only-key-0123"
 
 def test_the_chat_path_answers_with_a_read_only_key():
     question = sample_questions()[0]
-    with sample_book_rest(read_only_key=READER) as url:
+    with sample_book_rest(read_only_key=READER, embedder=cached_minilm()) as url:
         # the stand-in does refuse a write made with that key (what the indexer would need)
         refused = httpx.put(f"{url}/collections/{COLLECTION}/points", headers={"api-key": READER},
                             json={"points": []}, timeout=10)
