@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import re
@@ -269,18 +271,40 @@ def packaged(tmp_path_factory) -> Path:
     return serverless_package(tmp_path_factory.mktemp("sls"), region="eu-west-1")
 
 
-def serverless_package(folder: Path, *params: str, region: str = "us-east-1") -> Path:
-    """What an author runs: `npm ci` (the root lockfile) then `serverless package --stage ci`
-    with these extra `--param=...` and AWS_REGION=region; returns the .serverless folder."""
+def _npm_ci(basetemp: Path) -> Path:
+    """node_modules as `npm ci` installs it from the root lockfile, once per test run and lockfile
+    (test_serverless, test_openai_package and test_offline_package package three stacks; npm ci
+    costs about 20 s of CPU each): a folder under the run's tmp dir (shared by its xdist
+    workers, one at a time), hard-linked into each service by the caller."""
     if not shutil.which("npm"):
         pytest.skip("npm is not installed: cannot run the Serverless Framework here")
+    run_root = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+    lock = b"".join((ROOT / name).read_bytes() for name in ("package.json", "package-lock.json"))
+    shared = run_root / f"npm-ci-{hashlib.sha256(lock).hexdigest()[:16]}"
+    shared.mkdir(parents=True, exist_ok=True)
+    with (shared / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (shared / ".done").is_file():
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy(ROOT / name, shared / name)
+            shutil.rmtree(shared / "node_modules", ignore_errors=True)
+            done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                                  cwd=shared, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0 and "ENOTFOUND" in done.stderr + done.stdout:
+                pytest.skip(f"npm cannot reach its registry: {done.stderr[-300:]}")
+            assert done.returncode == 0, done.stderr[-3000:]
+            (shared / ".done").write_text("")
+    return shared / "node_modules"
+
+
+def serverless_package(folder: Path, *params: str, region: str = "us-east-1") -> Path:
+    """What an author runs: `npm ci` (the root lockfile) then `serverless package --stage ci`
+    with these extra `--param=...` and AWS_REGION=region; returns the .serverless folder.
+    folder: a tmp_path_factory folder (its parent is the run's tmp dir, where npm ci runs)."""
     service = folder / "service"
     _copy_service(service)
-    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                          cwd=service, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0 and "ENOTFOUND" in done.stderr + done.stdout:
-        pytest.skip(f"npm cannot reach its registry: {done.stderr[-300:]}")
-    assert done.returncode == 0, done.stderr[-3000:]
+    subprocess.run(["cp", "-al", str(_npm_ci(folder.parent)), str(service / "node_modules")],
+                   check=True)
     env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAOFFLINE", AWS_SECRET_ACCESS_KEY="offline",
                AWS_REGION=region, SLS_TELEMETRY_DISABLED="1", SLS_NOTIFICATIONS_MODE="off")
     for name in ("AWS_PROFILE", "AWS_DEFAULT_REGION"):
