@@ -5,10 +5,19 @@
     python benchmarks/bench_cold_start.py --kinds chat-offline --offline-zip ZIP [--warm 30]
 
 `chat-offline` is the keyless deployment as Lambda runs it: the unzipped package
-(.serverless/chat.zip) of `serverless package --param="answers=offline"` (built for this machine: add
---param=pipArch=x86_64 --param=pipPython=311) in a Python that sees only the zip (-I -S), the
-real local MiniLM on numpy, a Qdrant REST stand-in holding the sample book on 127.0.0.1
-(tests/functions/sample_rest.py), a sample question; `--warm N` more questions give the warm p50.
+(.serverless/chat.zip) of `serverless package --param="answers=offline"` in a Python that sees
+only the zip (-I -S), the real local MiniLM on numpy, a Qdrant REST stand-in holding the sample
+book on 127.0.0.1 (tests/functions/sample_rest.py), indexed as `index` writes it (each chunk's
+blocks embedded), a sample question; `--warm N` more questions give the warm p50.
+The zip for this machine and Lambda's Python 3.12, from a copy of the checkout (`npm ci` first):
+
+    npx serverless package --stage ci --param="answers=offline" --param="pipArch=x86_64" \
+        --param="pipPython=312" --param="pythonBin=PY312"
+
+PY312 is a Python 3.12 with pip (e.g. ~/.pyenv/versions/3.12.1/bin/python3.12): pip fetches
+the 3.12 manylinux wheels whatever Python runs it, and only with pythonBin of that version does
+the package carry compiled .pyc (scripts/serverless-pyc.js), as the deployed one does. Then
+`--offline-zip .serverless/chat.zip --python PY312`.
 
 For `chat`, `selection` and the naive baseline (benchmarks/naive_handler.py: fastapi + openai +
 qdrant_client + mangum at top level), each run starts a new interpreter that imports the handler

@@ -108,17 +108,40 @@ def chunk_vector(text: str, vectors: dict, rng) -> list[float]:
     return (total / np.linalg.norm(total)).tolist()
 
 
+class WordSums:
+    """The book's model: a text's vector is the sum of its words' real MiniLM vectors."""
+
+    def __init__(self, vectors: dict, rng):
+        self.vectors, self.rng = vectors, rng
+
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        return [chunk_vector(t, self.vectors, self.rng) for t in texts]
+
+
 def fill(store, chunks, vectors) -> None:
+    """The chunks written as `index` writes them: each with its blocks embedded
+    (indexer.sync.block_vectors), so a question embeds only itself."""
     import numpy as np
 
     from functions.search.sparse import encode_document
     from functions.settings import LOCAL_EMBEDDING_MODEL
+    from indexer.sync import block_vectors
 
-    rng = np.random.default_rng(7)
+    model = WordSums(vectors, np.random.default_rng(7))
     store.ensure_collection(LOCAL_EMBEDDING_MODEL, 384, recreate=True)
     for start in range(0, len(chunks), 1000):
-        store.upsert([(c.point_id, c.payload(), chunk_vector(c.embed_text, vectors, rng),
-                       encode_document(c.embed_text)) for c in chunks[start:start + 1000]])
+        batch = chunks[start:start + 1000]
+        blocks = block_vectors([c.payload() for c in batch], model)
+        store.upsert([(c.point_id, {**c.payload(), **b}, model.embed_batch([c.embed_text])[0],
+                       encode_document(c.embed_text)) for c, b in zip(batch, blocks, strict=True)])
+
+
+def _has_blocks(store) -> bool:
+    """Whether a kept index was written with its blocks embedded (else it is written again)."""
+    from functions.search.contract import BLOCK_VECTORS
+
+    first = next(iter(store.scroll_payloads([BLOCK_VECTORS])), (0, {}))[1]
+    return BLOCK_VECTORS in first
 
 
 def questions(n: int) -> list[str]:
@@ -236,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         root = EdgeStore.open(Settings(qdrant_path=str(index), collection=names[0]))
         for name, n in zip(names, sizes, strict=True):
             store = root.collection_store(name)
-            if not (store.exists() and store.count() == n):  # a kept index is reused
+            if not (store.exists() and store.count() == n and _has_blocks(store)):  # kept
                 fill(store, chunks[:n], vectors)
         root.close()
         print(f"books of {', '.join(map(str, sizes))} chunks made and indexed in "

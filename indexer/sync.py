@@ -4,11 +4,11 @@ not re-parsed are kept. The only part of the indexer that talks to the store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions.search.contract import Chunk
+from functions.search.contract import BLOCK_VECTORS, Chunk, block_key, pack_block_vectors
 from functions.search.embeddings import Embedder
 from functions.search.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
@@ -106,9 +106,12 @@ def sync_chunks(
     unchanged = set(built.unchanged_docs)
     kept = sum(1 for p in stored.values() if payload_doc_key(p) in unchanged)
     vectors = _vectors_for(plan, store, embedder, progress)
+    known = store.block_vectors(set(plan.reuse_from.values())) if plan.reuse_from else {}
+    blocks = block_vectors([c.payload() for c in plan.reuse + plan.embed], embedder, known)
     items = [
-        (c.point_id, c.payload(), vectors[c.content_hash], encode_document(c.embed_text))
-        for c in plan.reuse + plan.embed
+        (c.point_id, {**c.payload(), **blocks[k]}, vectors[c.content_hash],
+         encode_document(c.embed_text))
+        for k, c in enumerate(plan.reuse + plan.embed)
     ]
     if items:
         store.upsert(items)
@@ -142,6 +145,28 @@ def _vectors_for(plan: SyncPlan, store, embedder: Embedder, progress) -> dict[st
         if progress:
             progress(len(batch))
     return vectors
+
+
+def block_vectors(payloads: list[dict], embedder,
+                  known: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
+    """For each payload, {BLOCK_VECTORS: ...}: its quotable blocks embedded, so an offline
+    answer embeds only the question (~0.4 s of CPU less per question on 2 cores); a block whose
+    key `known` holds (stored by the points whose text is reused) is not embedded again. {} with
+    a paid (OpenAI) embedder, whose answers embed the blocks only when no model answers."""
+    if getattr(embedder, "paid", False):
+        return [{} for _ in payloads]
+    from functions.answers.extractive import block_texts
+
+    texts = [block_texts(p) for p in payloads]
+    known = known or {}
+    vectors: dict[str, Sequence[float]] = {
+        t: known[block_key(t)] for ts in texts for t in ts if block_key(t) in known}
+    todo = list(dict.fromkeys(t for ts in texts for t in ts if t not in vectors))
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start : start + EMBED_BATCH]
+        vectors.update(zip(batch, embedder.embed_batch(batch), strict=True))
+    return [{BLOCK_VECTORS: pack_block_vectors(ts, [vectors[t] for t in ts])} if ts else {}
+            for ts in texts]
 
 
 # Everything in the payload, so a changed URL or title is written even when the text is not.

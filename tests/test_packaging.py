@@ -35,6 +35,7 @@ def test_wheel_has_every_subpackage_and_the_tokenizer(tmp_path):
         "functions/search/embeddings/local.py",
         "functions/data/cl100k_base.tiktoken",
         "functions/data/answer_policy.json",
+        "functions/data/common_words.json",  # the chat route's common words (functions.tokens)
         "indexer/evaluate/runner.py",
         "textbook_chat_cli/main.py",
         "textbook_chat_cli/evaluate.py",

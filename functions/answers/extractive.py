@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from functions.answers.citations import strip_markers
@@ -25,7 +25,7 @@ from functions.answers.sections import split_hit
 from functions.answers.text import plain_text, sentences
 from functions.answers.tuning import TUNING
 from functions.deadline import on_time
-from functions.search.contract import aside_opening
+from functions.search.contract import aside_opening, block_key, unpack_block_vectors
 from functions.search.ranking import page_boost, page_key
 from functions.search.sparse import terms
 from functions.search.types import SearchHit, cosine
@@ -81,6 +81,8 @@ class Candidate:
     parents: tuple[str, ...] = ()  # … one by one, the page's top heading first
     aside: str = ""  # the admonition the block sits in (its title, else its type), or ""
     found: dict[str, float] = field(default_factory=dict)  # question terms held: their weight
+    # the chunk's blocks embedded at index time (contract.unpack_block_vectors), by block_key
+    stored: Mapping[str, Sequence[float]] = field(default_factory=dict)
     lex: float = 0.0
     sem: float = 0.0
     score: float = 0.0
@@ -118,39 +120,61 @@ def _candidates(reading: Reading, hits: Sequence[SearchHit], page_url: str | Non
     current = page_key(page_url)
     best = max((h.dense_score for h in hits), default=0.0)
     best_fused = max((h.score for h in hits), default=0.0)
-    keep_skipped = reading.wants_skipped
     sources: list[SearchHit] = []
     out: list[Candidate] = []
     for rank, hit in enumerate(list(hits)[:SOURCES]):
         # weak by meaning and by retrieval's own score (which lifts the reader's page)
         if hit.dense_score < WEAK_SOURCE * best and hit.score < WEAK_SOURCE * best_fused:
             continue
+        # the reader's own page counts more, as it does in retrieval
+        chunk = float(hit.dense_score) * page_boost(hit, current)
+        stored = unpack_block_vectors(hit.payload)  # the blocks embedded at index time
         for part in split_hit(hit):
-            title = str(part.payload.get("section_title", ""))
-            if _SKIP_TITLE.search(title) and not keep_skipped:
-                continue
-            blocks = split_blocks(str(part.payload.get("content", "")))
-            usable = [k for k, b in enumerate(blocks)
-                      if b.kind not in ("heading", "figure") and (not b.noise or keep_skipped)
-                      and plain_text(b.text)
-                      and not _dangling(blocks, k)]
-            if not usable:
+            found = _section_candidates(part, reading.wants_skipped)
+            if not found:
                 continue
             sources.append(part)
-            page = str(part.payload.get("doc_title", ""))
-            # the reader's own page counts more, as it does in retrieval
-            chunk = float(hit.dense_score) * page_boost(hit, current)
-            # the headings above this one, as the reader sees them ("LiDAR Simulation" over
-            # "Unity Implementation"); a merged section's own parents are not known: none
-            path = [str(h) for h in part.payload.get("heading_path") or []]
-            parents = tuple(path[:-1]) if path and path[-1] == title else ()
-            asides = {str(a.get("opens", "")): str(a.get("title", ""))
-                      for a in part.payload.get("asides") or [] if isinstance(a, dict)}
-            out += [Candidate(len(sources) - 1, rank, blocks, k, title, page, chunk=chunk,
-                              above=" ".join(parents), parents=parents,
-                              aside=asides.get(aside_opening(blocks[k].text), ""))
-                    for k in usable]
+            for c in found:
+                c.source, c.rank, c.chunk, c.stored = len(sources) - 1, rank, chunk, stored
+            out += found
     return out, sources
+
+
+def _section_candidates(part: SearchHit, keep_skipped: bool) -> list[Candidate]:
+    """The quotable blocks of one section of a chunk (functions.answers.sections), each a
+    Candidate not yet placed among the hits (source, rank, chunk); `keep_skipped`: with the
+    blocks and sections a reader asks for only by name (objectives, quizzes, figures)."""
+    title = str(part.payload.get("section_title", ""))
+    if _SKIP_TITLE.search(title) and not keep_skipped:
+        return []
+    blocks = split_blocks(str(part.payload.get("content", "")))
+    usable = [k for k, b in enumerate(blocks)
+              if b.kind not in ("heading", "figure") and (not b.noise or keep_skipped)
+              and plain_text(b.text)
+              and not _dangling(blocks, k)]
+    page = str(part.payload.get("doc_title", ""))
+    # the headings above this one, as the reader sees them ("LiDAR Simulation" over
+    # "Unity Implementation"); a merged section's own parents are not known: none
+    path = [str(h) for h in part.payload.get("heading_path") or []]
+    parents = tuple(path[:-1]) if path and path[-1] == title else ()
+    asides = {str(a.get("opens", "")): str(a.get("title", ""))
+              for a in part.payload.get("asides") or [] if isinstance(a, dict)}
+    return [Candidate(0, 0, blocks, k, title, page, above=" ".join(parents), parents=parents,
+                      aside=asides.get(aside_opening(blocks[k].text), ""))
+            for k in usable]
+
+
+def _embedded_text(c: Candidate, shown: str) -> str:
+    """What a block is embedded as for its choice: under its page title and heading, as shown."""
+    return f"{c.page} > {c.title}: {shown[:EMBED_CHARS]}"
+
+
+def block_texts(payload: dict) -> list[str]:
+    """Every text a block of this chunk may be embedded as when it is quoted from (skipped
+    blocks included): what the indexer embeds ahead and stores (contract.BLOCK_VECTORS)."""
+    hit = SearchHit(point_id=0, score=0.0, dense_score=0.0, payload=payload)
+    return list(dict.fromkeys(_embedded_text(c, _shown(c)) for part in split_hit(hit)
+                              for c in _section_candidates(part, True)))
 
 
 def _shown_markdown(c: Candidate) -> str:
@@ -293,10 +317,7 @@ def _score(reading: Reading, cands: list[Candidate], embed) -> None:
         c.found = {t: weight[t] / total for t in wanted & ts}
         c.lex = sum(c.found.values())
     if embed is not None and cands:
-        vectors = embed([reading.searched] + [f"{c.page} > {c.title}: {text[:EMBED_CHARS]}"
-                                      for c, text in zip(cands, shown, strict=True)])
-        for c, v in zip(cands, vectors[1:], strict=True):
-            c.sem = cosine(vectors[0], v)
+        _meaning(reading, cands, shown, embed)
     w_sem, w_lex, w_chunk = BLOCK_WEIGHTS
     for c in cands:
         sem = c.sem if embed is not None else c.lex
@@ -311,6 +332,20 @@ def _score(reading: Reading, cands: list[Candidate], embed) -> None:
         for c in cands:
             if _defines(c.block.text, term):
                 c.score += DEFINES
+
+
+def _meaning(reading: Reading, cands: list[Candidate], shown: list[str], embed) -> None:
+    """Each block's cosine with the question: from the vectors the index stores for its chunk
+    (the question alone is embedded), else embedded now with the question."""
+    texts = [_embedded_text(c, text) for c, text in zip(cands, shown, strict=True)]
+    kept = [c.stored.get(block_key(t)) for c, t in zip(cands, texts, strict=True)]
+    vectors = embed([reading.searched] + [t for t, v in zip(texts, kept, strict=True) if v is None])
+    question, fresh = vectors[0], iter(vectors[1:])
+    vectors = [next(fresh) if v is None else v for v in kept]
+    if any(len(v) != len(question) for v in vectors):  # stored by another model: not used
+        vectors = embed([reading.searched, *texts])[1:]
+    for c, v in zip(cands, vectors, strict=True):
+        c.sem = cosine(question, v)
 
 
 def _trim_paragraph(text: str, wanted: frozenset[str]) -> str:

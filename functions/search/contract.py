@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 DENSE_VECTOR = "dense"
@@ -18,6 +21,11 @@ META_SITE_URL = "site_url"  # the site's address (docusaurus.config `url`), when
 # Which book: {"title": the config's `title`, "site": its folder's name, "docs": the docs folder
 # in it}, so every command can say what it answers from (names only: GET /health shows it).
 META_BOOK = "book"
+# Payload key of a chunk's quotable blocks embedded at index time (local models only), so the
+# offline answer embeds only the question: {"keys": [block_key(text), ...], "f16": base64 of
+# the vectors, little-endian float16, one after the other}. Absent in indexes written before it
+# and in OpenAI-embedded ones: the blocks are then embedded when asked (the same answer).
+BLOCK_VECTORS = "block_vectors"
 SCHEMA_VERSION = 1
 CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
 
@@ -125,3 +133,34 @@ def aside_opening(text: str) -> str:
     """A block's first words, as an admonition's block is recognised in a chunk's content
     (Chunk.asides): whitespace folded, at most 60 characters."""
     return " ".join(text.split())[:60]
+
+
+def block_key(text: str) -> str:
+    """The key a block's embedded text is stored under (BLOCK_VECTORS): 16 hex of its sha256.
+    A text the answer code now builds otherwise has another key: it is embedded when asked."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def pack_block_vectors(texts: Sequence[str], vectors: Sequence[Sequence[float]]) -> dict:
+    """The BLOCK_VECTORS value of these texts' vectors (float16: ~1 kB of payload a block)."""
+    flat = [float(x) for v in vectors for x in v]
+    return {"keys": [block_key(t) for t in texts],
+            "f16": base64.b64encode(struct.pack(f"<{len(flat)}e", *flat)).decode("ascii")}
+
+
+def unpack_block_vectors(payload: Mapping) -> dict[str, tuple[float, ...]]:
+    """block_key -> vector of a payload's BLOCK_VECTORS; empty when it has none or they do not
+    read (an index written otherwise is answered as one without them)."""
+    data = payload.get(BLOCK_VECTORS)
+    if not isinstance(data, dict):
+        return {}
+    keys = data.get("keys")
+    try:
+        raw = base64.b64decode(str(data.get("f16", "")), validate=True)
+    except ValueError:
+        return {}
+    if not isinstance(keys, list) or not keys or len(raw) % (2 * len(keys)):
+        return {}
+    flat = struct.unpack(f"<{len(raw) // 2}e", raw)
+    size = len(flat) // len(keys)
+    return {str(k): flat[i * size:(i + 1) * size] for i, k in enumerate(keys)}

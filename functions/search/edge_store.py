@@ -34,6 +34,7 @@ from functions.search.contract import (
     SCHEMA_VERSION,
     SPARSE_VECTOR,
     Editions,
+    unpack_block_vectors,
 )
 from functions.search.edge_layout import has_index, stored_meta  # noqa: F401 (re-exported)
 from functions.search.qdrant_access import collection_missing, same_model, unusable_path
@@ -400,6 +401,16 @@ class EdgeStore:
             for r in self._engine(shard.retrieve, ids[start : start + 1024], False,
                                   [DENSE_VECTOR]):
                 out[int(r.id)] = list(r.vector[DENSE_VECTOR])
+        return out
+
+    def block_vectors(self, point_ids: Iterable[int]) -> dict[str, tuple[float, ...]]:
+        """The blocks these points store embedded (BLOCK_VECTORS), by block key."""
+        ids = list(point_ids)
+        shard = self._shard()
+        out: dict[str, tuple[float, ...]] = {}
+        for start in range(0, len(ids), 1024):
+            for r in self._engine(shard.retrieve, ids[start : start + 1024], True, False):
+                out.update(unpack_block_vectors(dict(r.payload or {})))
         return out
 
     def upsert(self, items: Sequence[tuple[int, dict, list[float], SparseVec]]) -> None:

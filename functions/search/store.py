@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from functions.errors import StoreUnavailableError
 from functions.search.contract import (
+    BLOCK_VECTORS,
     DENSE_VECTOR,
     KEYWORD_INDEXES,
     META_BOOK,
@@ -21,6 +22,7 @@ from functions.search.contract import (
     SCHEMA_VERSION,
     SPARSE_VECTOR,
     Editions,
+    unpack_block_vectors,
 )
 from functions.search.qdrant_access import INDEX, QUERY, same_model
 from functions.search.types import SearchHit, SparseVec
@@ -127,6 +129,17 @@ class QdrantStore:
                 "with_vector": [DENSE_VECTOR]}) or []
             for p in points:
                 out[int(p["id"])] = list(p["vector"][DENSE_VECTOR])
+        return out
+
+    def block_vectors(self, point_ids: Iterable[int]) -> dict[str, tuple[float, ...]]:
+        """The blocks these points store embedded (BLOCK_VECTORS), by block key."""
+        ids = list(point_ids)
+        out: dict[str, tuple[float, ...]] = {}
+        for start in range(0, len(ids), 512):
+            for p in self.http.call("POST", "/points", {
+                    "ids": ids[start : start + 512], "with_payload": [BLOCK_VECTORS],
+                    "with_vector": False}) or []:
+                out.update(unpack_block_vectors(p.get("payload") or {}))
         return out
 
     def upsert(self, items: Sequence[tuple[int, dict, list[float], SparseVec]]) -> None:

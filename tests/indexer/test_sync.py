@@ -115,7 +115,10 @@ def test_edit_re_embeds_only_new_text(env):
     path.write_text(path.read_text().replace("## Scope", "## New part\n\n" + PARA.format(topic="fresh") + "\n## Scope"))
     emb = FakeEmbedder()
     s = run(docs, store, emb)
-    assert len(emb.texts_embedded) == 1 and "fresh" in emb.texts_embedded[0]
+    # the new chunk and its one paragraph as the answer quotes it (the shifted chunks' blocks:
+    # read from the points whose vectors are reused)
+    assert len(emb.texts_embedded) == 2 and all("fresh" in t for t in emb.texts_embedded)
+    assert emb.texts_embedded[1].startswith("Intro > New part: A paragraph about fresh")
     assert s.embedded == 1 and s.reused >= 1  # Scope shifted index: vector reused, not re-embedded
     urls = {p["url"] for _, p in store.scroll_payloads(["url"])}
     assert "/book/docs/intro#new-part" in urls
