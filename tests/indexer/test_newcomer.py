@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from indexer.progress import bar
+from tests.indexer.test_eval_sample import one_of_each_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,7 +125,7 @@ def test_demo_then_ask_and_eval_with_no_flags(tmp_path):
         "Using index: embedded at .textbook-chat/qdrant, collection 'textbook', book "  # silently
         "'Signals, Sensors and Control' (textbook/docs) (the bundled sample: for your own "  # the
         "book, run the command in your book's folder, e.g. `cd ../my-book`, or set QDRANT_PATH)")
-    questions = ROOT / "samples" / "textbook" / "questions.jsonl"
+    questions = one_of_each_kind(tmp_path)  # the whole set is scored in test_eval_sample
     ev = cli(tmp_path, "eval", str(questions), "--json")
     assert ev.returncode == 0, ev.stderr
     assert json.loads(ev.stdout)["hit_at_5"] > 0.5
