@@ -228,12 +228,14 @@ def index_corpus(corpus: Path, store, embedder, options=None) -> dict:
 def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=None,
                  cache: Path | None = None, model_url: str | None = None,
                  sets: tuple[str, ...] = ("questions",), by_file: bool = False,
-                 shown: list | None = None) -> dict:
+                 shown: list | None = None, answerable_only: tuple[str, ...] = ()) -> dict:
     """{label: summary} for every run on one corpus, indexed afresh in workdir; the para set's
     run (hybrid only) is labelled "hybrid para". `model_url`: the base URL of an OpenAI-compatible server
     answering instead of the offline path. `by_file`: one hybrid run per question file instead,
     labelled by the file's name. `shown`: a list that receives every hybrid answer
-    (answer_rows), to diff the answers of two versions."""
+    (answer_rows), to diff the answers of two versions. `answerable_only`: the labels of runs
+    asked only the answerable questions (when only their ranking is read: MRR and hit@k are
+    scored on those alone, so they come out the same)."""
     settings = Settings.from_env(os.environ).with_(qdrant_path=str(workdir / corpus.name),
                                                    collection=corpus.name)
     embedder = embedder or make_local_embedder(settings, cache)
@@ -268,7 +270,8 @@ def bench_corpus(corpus: Path, workdir: Path, embedder=None, runs=RUNS, options=
                     continue
                 if which != "questions" and label != "hybrid":
                     continue  # the other sets measure the answers shown: hybrid, as served
-                run = run_eval(questions, answering, mode=mode, baseline=baseline,
+                asked = [q for q in questions if q.answerable or label not in answerable_only]
+                run = run_eval(asked, answering, mode=mode, baseline=baseline,
                                embedder=embedder, store=store)
                 results[label if which == "questions" else f"{label} {which}"] = run.summary
                 if shown is not None and label == "hybrid":
