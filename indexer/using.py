@@ -23,8 +23,8 @@ def shown(path: Path) -> Path:
 def using_index(settings: Settings) -> str:
     """The line every command that reads or writes an index prints first (`index`, `serve`,
     `ask`, `eval`, `mcp`, `release`, `demo`, `invoke chat`): which index and collection it
-    uses, so an answer from another book's index shows at once. A server is named by its setting
-    only: QDRANT_URL may carry credentials, and CI logs are public."""
+    uses and the book it holds, so an answer from another book's index shows at once. A server
+    is named by its setting only: QDRANT_URL may carry credentials, and CI logs are public."""
     if settings.qdrant_url:
         where = "Qdrant server (QDRANT_URL)"
     else:
@@ -33,21 +33,48 @@ def using_index(settings: Settings) -> str:
     book = book_in(settings)
     if book:
         line += f", {describe_book(book)}"
-        if is_sample(book):  # scripts/demo.sh's index, in the clone: not the author's book
+        if is_sample(book) and settings.qdrant_url:  # the demo, run against the server
+            line += (" (the bundled sample: for your own book, set QDRANT_COLLECTION to the "
+                     "collection your book was indexed into)")
+        elif is_sample(book):  # scripts/demo.sh's index, in the clone: not the author's book
             line += (" (the bundled sample: for your own book, run the command in your book's "
                      "folder, e.g. `cd ../my-book`, or set QDRANT_PATH)")
     return line
 
 
 def book_in(settings: Settings) -> dict | None:
-    """Which book the embedded index holds, from its record (META_BOOK; read without opening
-    the index). None for a server's index (naming it would cost a request) or an older index."""
+    """Which book the index holds, from its record (META_BOOK): read from the embedded index's
+    file without opening it, or asked of a Qdrant server in one quick request (server_meta).
+    None for an index that records none (an older one, or none yet)."""
     if settings.qdrant_url:
-        return None
-    from functions.search.edge_layout import stored_meta
+        meta = server_meta(settings)
+    else:
+        from functions.search.edge_layout import stored_meta
 
-    book = (stored_meta(settings.qdrant_path, settings.collection) or {}).get(META_BOOK)
+        meta = stored_meta(settings.qdrant_path, settings.collection) or {}
+    book = meta.get(META_BOOK)
     return book if isinstance(book, dict) else None
+
+
+# One quick try: the line must not hold a command up. A server that does not answer in this
+# time is left to the command itself, which says so with its own message (and its own retries).
+SERVER_PEEK = {"timeout": 3.0, "retries": 0}
+
+
+def server_meta(settings: Settings) -> dict:
+    """The collection's (or release alias's) metadata on the server; {} when it cannot be read
+    now (not reachable, no such collection, a refused key): the command that follows says why."""
+    from functions.search.qdrant_access import INDEX
+    from functions.search.qdrant_http import QdrantHttp
+
+    http = QdrantHttp(settings.qdrant_url, settings.collection, settings.qdrant_api_key,
+                      policy=INDEX, **SERVER_PEEK)
+    try:
+        return http.collection_meta()
+    except Exception:  # noqa: BLE001 (any failure: the command's own request reports it)
+        return {}
+    finally:
+        http.close()
 
 
 def describe_book(book: dict) -> str:

@@ -18,7 +18,7 @@ from functions.search.contract import (
 from functions.search.ranking import page_key, rerank, section_key
 from functions.search.sparse import SHORT, encode_query, terms
 from functions.search.types import SearchBackend, SearchHit
-from functions.settings import LOCAL_EMBEDDING_MODEL
+from functions.settings import LOCAL_EMBEDDING_MODEL, OPENAI_EMBEDDING_MODEL
 
 # Fetched from Qdrant, then re-ranked down to top_k. Twice what is kept: with 10, a tie of RRF
 # scores at the cut changed the 10th candidate between two askings of the same question (2 of
@@ -34,13 +34,11 @@ CONTEXT_WEIGHT = 0.5
 
 
 def deployment_mode(model: str | None) -> str | None:
-    """The deployment mode whose API embeds with this model (docs/deploying.md: "Two ways to answer")."""
-    if model == LOCAL_EMBEDDING_MODEL or (model and not model.startswith("text-embedding-")
-                                          and "/" not in model):
-        return "offline"  # a local model: all-MiniLM-L6-v2, all-mpnet-base-v2, a folder's name
-    if model and model.startswith("text-embedding-"):
-        return "openai"
-    return None
+    """The deployment mode whose API embeds with this model (docs/deploying.md: "Two ways to
+    answer"): each embeds with one model only (serverless.yml sets no EMBEDDING_MODEL), so
+    another model (text-embedding-3-large, all-mpnet-base-v2, a folder, a model served by
+    Ollama) matches neither and None is returned."""
+    return {LOCAL_EMBEDDING_MODEL: "offline", OPENAI_EMBEDDING_MODEL: "openai"}.get(model or "")
 
 
 # how an author gets each mode: the API's deploy parameter and the reindex workflow's input
@@ -67,6 +65,11 @@ def check_model(meta: dict, model_name: str, dimension: int) -> None:
     if built_mode and api_mode and built_mode != api_mode:
         message += (f" This index matches {_MODE_HOW[built_mode][0]}; or keep this API and "
                     f"re-index with the reindex workflow's `{_MODE_HOW[api_mode][1]}`.")
+    elif api_mode and not built_mode:  # no deployed API embeds with the index's model
+        message += (f" A deployed API embeds only with {LOCAL_EMBEDDING_MODEL!r} "
+                    f"(answers=offline) or {OPENAI_EMBEDDING_MODEL!r} (answers=openai): re-index "
+                    f"with the reindex workflow's `{_MODE_HOW[api_mode][1]}` (locally: set "
+                    "EMBEDDING_PROVIDER/EMBEDDING_MODEL to the index's model).")
     else:
         message += (" The site author should set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the "
                     "index's model, or re-index with the new one.")

@@ -25,13 +25,8 @@ def _book(root: Path, pages: dict[str, str]) -> Path:
 
 
 @pytest.fixture
-def books(tmp_path, monkeypatch, fake_openai):
-    for name in ("QDRANT_URL", "QDRANT_COLLECTION", "DYNAMODB_TABLE", "CHAT_PROVIDER"):
-        monkeypatch.delenv(name, raising=False)
+def books(tmp_path, monkeypatch, fake_openai_env):
     monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("CHAT_PROVIDER", "extractive")
     monkeypatch.chdir(tmp_path)
     # Both books start with docs/intro.md, as every Docusaurus template does.
     mine = _book(tmp_path / "mine", {"intro.md": "Gears", "cams.md": "Cams", "belts.md": "Belts"})

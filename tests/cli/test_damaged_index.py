@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,14 +25,8 @@ PAGES = {"gears.md": "Gears", "cams.md": "Cams", "belts.md": "Belts"}
 
 
 @pytest.fixture
-def book(tmp_path, monkeypatch, fake_openai):
-    for name in ("QDRANT_URL", "QDRANT_API_KEY", "QDRANT_COLLECTION", "DYNAMODB_TABLE",
-                 "EMBEDDING_PROVIDER"):
-        monkeypatch.delenv(name, raising=False)
+def book(tmp_path, monkeypatch, fake_openai_env):
     monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("CHAT_PROVIDER", "extractive")
     monkeypatch.chdir(tmp_path)
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -103,22 +99,29 @@ def test_health_reports_a_damaged_index(book):
     assert "--recreate" in error["message"] and str(book) not in error["message"]
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A real 40 MB filesystem (tmpfs): the engine's first 32 MB files do not fit beside the
-    index. Skipped where this machine does not let the test mount one (not root)."""
-    mount = tmp_path / f"tiny-{uuid.uuid4().hex[:6]}"
+@contextmanager
+def _tmpfs(tmp_path: Path, megabytes: int) -> Iterator[Path]:
+    """A real filesystem of that size (tmpfs), unmounted after; the test is skipped where this
+    machine does not let it mount one (not root)."""
+    mount = tmp_path / f"tmpfs-{megabytes}m-{uuid.uuid4().hex[:6]}"
     mount.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tiny tmpfs needs root")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+        pytest.skip("mounting a tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
+                           str(mount)], capture_output=True, text=True)
     if made.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
     try:
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 40 MB filesystem: the engine's first 32 MB files do not fit beside the index."""
+    with _tmpfs(tmp_path, 40) as mount:
+        yield mount
 
 
 @pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
@@ -136,19 +139,9 @@ def test_a_full_disk_is_refused_with_one_line_not_a_bus_error(book, tiny_disk):
 
 @pytest.fixture
 def roomy_disk(tmp_path):
-    """A real 200 MB filesystem (tmpfs) the test fills later; skipped where it cannot mount."""
-    mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if made.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
+    """A real 200 MB filesystem the test fills later."""
+    with _tmpfs(tmp_path, 200) as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.mark.slow  # a serve --watch process, a sync after the disk fills

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -28,14 +29,8 @@ EMBEDDED = "Using index: embedded at .textbook-chat/qdrant, collection 'textbook
 
 
 @pytest.fixture
-def book(tmp_path, monkeypatch, fake_openai):
+def book(tmp_path, monkeypatch, fake_openai_env):
     """A book folder with its own docs, the default QDRANT_PATH, the fake OpenAI server."""
-    for name in ("QDRANT_URL", "QDRANT_API_KEY", "QDRANT_PATH", "QDRANT_COLLECTION",
-                 "DYNAMODB_TABLE", "EMBEDDING_PROVIDER", "LOG_LEVEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("CHAT_PROVIDER", "extractive")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "gears.md").write_text(PAGE)
     monkeypatch.chdir(tmp_path)
@@ -111,15 +106,76 @@ def test_invoke_chat_says_which_index_the_handler_reads(book):
     assert done.returncode == 0 and "Using index" not in done.stderr  # a selection reads none
 
 
+SERVER = "Using index: Qdrant server (QDRANT_URL), collection"
+
+
+@contextmanager
+def server_index():
+    """The Qdrant server stand-in (tests/functions/qdrant_rest.py) over an in-memory engine:
+    its URL with credentials in it, as a Qdrant Cloud URL may carry them."""
+    from qdrant_client import QdrantClient
+
+    from tests.functions.qdrant_rest import qdrant_rest
+
+    engine = QdrantClient(":memory:")
+    try:
+        with qdrant_rest(engine) as (url, _seen):
+            yield url.replace("http://", "http://reader:s3cret@")
+    finally:
+        engine.close()
+
+
 @pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
-def test_ask_on_a_server_names_the_setting_not_the_url_or_key(book):
+def test_ask_on_a_server_names_the_book_and_the_setting_not_the_url_or_key(book):
+    with server_index() as url:
+        env = {"QDRANT_URL": url, "QDRANT_API_KEY": "k3y-k3y", "QDRANT_COLLECTION": "my-book"}
+        indexed = _ask(book, "docs", command="index", **env)
+        assert indexed.returncode == 0, indexed.stderr
+        done = _ask(book, "What does a spur gear have?", **env)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines()[0] == f"{SERVER} 'my-book', book {book.name}/docs"
+        assert "#spur-gears" in done.stdout
+    printed = indexed.stderr + done.stderr
+    assert "s3cret" not in printed and "k3y-k3y" not in printed and url.split("@")[1] not in printed
     port = free_port()  # nothing listens: the answer is an error, the line still comes first
     done = _ask(book, "What is a gear?", QDRANT_URL=f"http://reader:s3cret@127.0.0.1:{port}",
                 QDRANT_API_KEY="k3y-k3y", QDRANT_COLLECTION="my-book")
     assert done.returncode == 1, done.stdout
     err = done.stderr
-    assert err.splitlines()[0] == "Using index: Qdrant server (QDRANT_URL), collection 'my-book'"
+    assert err.splitlines()[0] == f"{SERVER} 'my-book'"
     assert "s3cret" not in err and "k3y-k3y" not in err and str(port) not in err
+
+
+def test_index_eval_and_mcp_name_the_book_a_server_s_collection_holds(book, capsys, monkeypatch,
+                                                                      tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": "q1", "question": "What does a spur gear have?", "kind": '
+                         '"fact", "expected_url": "/docs/gears#spur-gears", '
+                         '"expected_page": "/docs/gears"}\n')
+    (book / "docusaurus.config.js").write_text("module.exports = {title: 'Gears and Gearing'};")
+    named = f"{SERVER} 'gears', book 'Gears and Gearing' ({book.name}/docs)"
+    with server_index() as url:
+        monkeypatch.setenv("QDRANT_URL", url)
+        monkeypatch.setenv("QDRANT_API_KEY", "k3y-k3y")
+        monkeypatch.setenv("QDRANT_COLLECTION", "gears")
+        assert using_index(Settings.from_env(os.environ)) == f"{SERVER} 'gears'"  # none yet
+        assert main(["index", "docs"]) == 0
+        first = capsys.readouterr().err
+        assert f"{SERVER} 'gears'" in first.splitlines()  # after the site's settings
+        assert main(["index", "docs"]) == 0  # now the collection records which book it holds
+        again = capsys.readouterr().err
+        assert named in again.splitlines()
+        main(["eval", str(questions)])  # its score is not the point here
+        scored = capsys.readouterr().err
+        assert scored.splitlines()[0] == named
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # the client hangs up
+        assert main(["mcp"]) == 0
+        served = capsys.readouterr().err
+        assert served.splitlines()[0] == named
+        monkeypatch.setenv("QDRANT_COLLECTION", "my-book")  # no such collection there
+        assert using_index(Settings.from_env(os.environ)) == f"{SERVER} 'my-book'"
+    printed = first + again + scored + served
+    assert "s3cret" not in printed and "k3y-k3y" not in printed and url.split("@")[1] not in printed
 
 
 def _serve_stderr(*args: str, env: dict[str, str] | None = None) -> str:
@@ -200,25 +256,22 @@ def test_eval_on_a_server_names_the_setting_not_the_url_or_key(book, capsys, mon
     assert "s3cret" not in err and "k3y-k3y" not in err and str(port) not in err
 
 
-def test_release_says_which_collection_on_which_server(book, capsys, monkeypatch):
-    from qdrant_client import QdrantClient
-
-    from tests.functions.qdrant_rest import qdrant_rest
-
-    server = "Using index: Qdrant server (QDRANT_URL), collection 'gears'"
-    engine = QdrantClient(":memory:")
-    with qdrant_rest(engine) as (url, _seen):
-        monkeypatch.setenv("QDRANT_URL", url.replace("http://", "http://reader:s3cret@"))
+def test_release_says_which_collection_and_book_on_which_server(book, capsys, monkeypatch):
+    server = f"{SERVER} 'gears'"
+    with server_index() as url:
+        monkeypatch.setenv("QDRANT_URL", url)
         monkeypatch.setenv("QDRANT_COLLECTION", "gears")
         assert main(["release", "stage", "docs"]) == 0
         staged = capsys.readouterr()
-        assert staged.err.splitlines()[0] == server
+        assert staged.err.splitlines()[0] == server  # no release yet: no book to name
         assert main(["release", "switch", staged.out.split()[-1]]) == 0
         switched = capsys.readouterr()
         assert switched.err.splitlines()[0] == server and "Readers now see gears--" in switched.err
-    engine.close()
-    printed = staged.out + staged.err + switched.out + switched.err
-    assert "s3cret" not in printed and url.removeprefix("http://") not in printed
+        assert main(["release", "status"]) == 0  # the alias's release records its book
+        status = capsys.readouterr()
+        assert status.err.splitlines()[0] == f"{server}, book {book.name}/docs"
+    printed = "".join(c.out + c.err for c in (staged, switched, status))
+    assert "s3cret" not in printed and url.split("@")[1] not in printed
 
 
 def test_mcp_says_which_index_it_serves(book, capsys, monkeypatch):

@@ -38,6 +38,30 @@ def test_check_model_names_the_deployment_mode_that_matches_the_index(built, api
     assert repr(built[0]) in message and repr(api[0]) in message
 
 
+@pytest.mark.parametrize(("built", "api", "reindex"), [
+    (("nomic-embed-text", 768), ("text-embedding-3-small", 1536), "answers: openai"),  # Ollama
+    (("text-embedding-3-large", 3072), ("text-embedding-3-small", 1536), "answers: openai"),
+    (("all-mpnet-base-v2", 768), ("all-MiniLM-L6-v2", 384), "answers: offline"),
+])
+def test_a_model_no_deployed_api_embeds_with_is_not_called_a_mode(built, api, reindex):
+    """Each deployed mode embeds with one model: an index of another (a model served by Ollama,
+    OpenAI's large model) is not said to match a mode whose API would refuse it too."""
+    with pytest.raises(ModelMismatchError) as err:
+        check_model({"embedding_model": built[0], "embedding_dimension": built[1]}, *api)
+    message = str(err.value)
+    assert "This index matches" not in message and "--param=" not in message, message
+    assert f"re-index with the reindex workflow's `{reindex}`" in message, message
+    assert "set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the index's model" in message
+
+
+def test_a_local_model_against_another_local_one_says_how_to_match_it():
+    with pytest.raises(ModelMismatchError) as err:  # e.g. serve with EMBEDDING_MODEL changed
+        check_model({"embedding_model": "all-MiniLM-L6-v2", "embedding_dimension": 384},
+                    "all-mpnet-base-v2", 768)
+    assert "EMBEDDING_PROVIDER/EMBEDDING_MODEL to the index's model" in str(err.value)
+    assert "reindex workflow" not in str(err.value)
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 def test_retriever_modes_find_the_section(book_store, mode):
     from tests.fakes.embedder import ContentEmbedder
