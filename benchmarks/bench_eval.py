@@ -209,12 +209,16 @@ class CachedEmbedder:
 
 
 def make_local_embedder(settings: Settings, cache: Path | None = None):
+    """The configured embedder; with `cache`, each model's vectors cached in its own file (the
+    models of an EMBEDDING_MODEL joined by '+' each in theirs, fused as make_embedder fuses)."""
+    from functions.search.embeddings.local import FusedEmbedder
+
     inner = make_embedder(settings)
     if cache is None:
         return inner
-    if hasattr(inner, "parts"):  # several models: each part keeps its own cache
-        inner.parts = [CachedEmbedder(p, cache / f"{p.model_name}.jsonl") for p in inner.parts]
-        return inner
+    if isinstance(inner, FusedEmbedder):
+        return FusedEmbedder([CachedEmbedder(p, cache / f"{p.model_name}.jsonl")
+                              for p in inner.parts])
     return CachedEmbedder(inner, cache / f"{inner.model_name}.jsonl")
 
 

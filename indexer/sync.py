@@ -8,7 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from functions.search.contract import BLOCK_VECTORS, Chunk, block_key, pack_block_vectors
+from functions.search.contract import (
+    BLOCK_VECTORS,
+    SYNC_FIELDS,
+    Chunk,
+    block_key,
+    pack_block_vectors,
+)
 from functions.search.embeddings import Embedder
 from functions.search.sparse import encode_document
 from indexer.build import BuildResult, build_chunks, require_docs
@@ -26,8 +32,7 @@ from indexer.plan import (
 
 SUMMARY_KEYS = ("files", "chunks", "embedded", "reused", "unchanged", "deleted", "failed")
 EMBED_BATCH = 64
-_LIGHT_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url",
-                 "doc_title")
+_LIGHT_FIELDS = SYNC_FIELDS  # of every point: what changed, which book, which pages
 
 
 @dataclass

@@ -61,3 +61,31 @@ def test_answer_all_lowers_the_fitted_threshold_only_while_the_run_lasts():
     assert {m: decision.policy_for(m).threshold for m in fitted} == fitted
     with bench._answer_all(False):
         assert {m: decision.policy_for(m).threshold for m in fitted} == fitted
+
+
+def test_a_fused_embedder_s_models_are_cached_each_in_its_file(tmp_path, monkeypatch):
+    """make_local_embedder wraps each model of `a+b` in its own cache and fuses them again (it
+    swapped the parts of the fused embedder in place before): vectors equal the uncached ones,
+    and a second run embeds nothing."""
+    import numpy as np
+
+    from functions.search.embeddings.local import FusedEmbedder
+    from functions.settings import Settings
+
+    class Part(FakeEmbedder):
+        runtime, runtime_label = "numpy", "numpy float32"
+
+        def embed_array(self, texts):
+            return np.asarray(self.embed_batch(texts), dtype=np.float32)
+
+    parts = [Part(8, "model-a"), Part(4, "model-b")]
+    monkeypatch.setattr(bench, "make_embedder", lambda _settings: FusedEmbedder(parts))
+    texts = ["Jitter is the variation of the loop period.", "A PID controller"]
+    want = FusedEmbedder(parts).embed_array(texts)
+    for _run in range(2):
+        cached = bench.make_local_embedder(Settings(), tmp_path)
+        assert isinstance(cached, FusedEmbedder) and cached.model_name == "model-a+model-b"
+        assert cached.runtime_label == "numpy float32"
+        assert np.allclose(cached.embed_array(texts), want)
+        assert [p.calls for p in parts] == [2, 2]  # the second run read both files
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["model-a.jsonl", "model-b.jsonl"]

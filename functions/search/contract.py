@@ -27,6 +27,10 @@ META_BOOK = "book"
 # and in OpenAI-embedded ones: the blocks are then embedded when asked (the same answer).
 BLOCK_VECTORS = "block_vectors"
 SCHEMA_VERSION = 1
+# The payload fields a sync reads of every point (indexer.sync): the embedded index's integrity
+# check reads them in its scan, so a sync reads the payloads once (EdgeStore.verify).
+SYNC_FIELDS = ("doc_path", "version", "locale", "content_hash", "source_hash", "page_url",
+               "doc_title")
 CURRENT_VERSION = "current"  # the docs plugin's name for the unreleased version (`docs/`)
 
 

@@ -9,7 +9,7 @@ size of every file it left (`file_sizes`), so a file cut short later is named (`
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from functions.errors import StoreUnavailableError
@@ -50,7 +50,16 @@ def require_room(path: Path, need: int = MIN_FREE) -> None:
 def file_sizes(shard_dir: Path) -> dict[str, int]:
     """Every file of a shard and its size, but for those the engine rewrites or removes on
     every open (its write-ahead log, journals)."""
-    out: dict[str, int] = {}
+    return {rel: st.st_size for rel, st in _kept_files(shard_dir)}
+
+
+def file_stamps(shard_dir: Path) -> dict[str, tuple[int, int]]:
+    """The same files' sizes and modification times: what changed since a check (GET /health
+    reads the whole index again only then)."""
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in _kept_files(shard_dir)}
+
+
+def _kept_files(shard_dir: Path) -> Iterator[tuple[str, os.stat_result]]:
     for root, _dirs, files in os.walk(shard_dir):
         rel_root = Path(root).relative_to(shard_dir)
         if rel_root.parts[:1] == ("wal",):
@@ -59,10 +68,9 @@ def file_sizes(shard_dir: Path) -> dict[str, int]:
             if "journal" in name:  # folded into its file and removed when the shard loads
                 continue
             try:
-                out[(rel_root / name).as_posix()] = (Path(root) / name).stat().st_size
+                yield (rel_root / name).as_posix(), (Path(root) / name).stat()
             except OSError:  # removed while we looked
                 continue
-    return out
 
 
 def damaged_file(shard_dir: Path, recorded: Mapping[str, int] | None) -> str | None:

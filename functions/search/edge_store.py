@@ -33,6 +33,7 @@ from functions.search.contract import (
     META_SYNCED_AT,
     SCHEMA_VERSION,
     SPARSE_VECTOR,
+    SYNC_FIELDS,
     Editions,
     unpack_block_vectors,
 )
@@ -163,6 +164,10 @@ class EdgeStore:
         self.owner = owner
         self.notice: str | None = None  # what ensure_collection repaired, for the indexer to say
         self.written = False  # since open: a sync that changed nothing need not flush
+        # SYNC_FIELDS of every point as verify() read them, for the sync's first scroll (the
+        # payloads read once per sync, not twice); dropped at any write
+        self._scanned: dict[int, dict] | None = None
+        self._verified: dict[str, tuple[int, int]] | None = None  # the files verify() last read
 
     @classmethod
     def open(cls, settings: Settings) -> EdgeStore:
@@ -280,19 +285,19 @@ class EdgeStore:
     def verify(self) -> None:
         """Read every part of the collection once (its files' sizes, every vector in a scan,
         every payload): raises Unreadable naming what is damaged. Run before a sync trusts what
-        the collection holds, and by GET /health."""
+        the collection holds (its scan of the payloads is the sync's first read of them), and
+        by GET /health (index_status: again only when a file changed since)."""
         shard = self._shard()
-        if edge_files.damaged_file(self._dir, (self._read_meta() or {}).get(META_FILES)):
-            raise self._damaged()
         meta = self._read_meta() or {}
+        if edge_files.damaged_file(self._dir, meta.get(META_FILES)):
+            raise self._damaged()
         dimension = int(meta.get(META_DIMENSION) or 0)
         if dimension:
             probe = [1.0] + [0.0] * (dimension - 1)
             self._engine(shard.query, qe.QueryRequest(
                 limit=1, query=qe.Query.Nearest(probe, using=DENSE_VECTOR),
                 with_vector=False, with_payload=False))
-        for _ in self.scroll_payloads(["content_hash"]):
-            pass
+        self._scanned = dict(self._scroll(SYNC_FIELDS))
 
     def ensure_collection(self, model: str, dimension: int, recreate: bool = False) -> bool:
         """Create the collection for this model; refuse another model unless recreate.
@@ -320,6 +325,7 @@ class EdgeStore:
         return True
 
     def _drop(self) -> None:
+        self._scanned = self._verified = None
         shard = self.folder.shards.pop(self.collection, None)
         if shard is not None:
             shard.close()
@@ -383,6 +389,15 @@ class EdgeStore:
         self, fields: Sequence[str], doc_paths: Sequence[str] | None = None
     ) -> Iterator[tuple[int, dict]]:
         """Every point's id and the given payload fields (only of doc_paths, when given)."""
+        scanned, self._scanned = self._scanned, None  # verify's scan serves one read, unchanged
+        if scanned is not None and doc_paths is None and set(fields) <= set(SYNC_FIELDS):
+            for pid, payload in scanned.items():
+                yield pid, {k: payload[k] for k in fields if k in payload}
+            return
+        yield from self._scroll(fields, doc_paths)
+
+    def _scroll(self, fields: Sequence[str], doc_paths: Sequence[str] | None = None
+                ) -> Iterator[tuple[int, dict]]:
         shard, flt, offset = self._shard(), _doc_filter(doc_paths), None
         while True:
             records, offset = self._engine(shard.scroll, qe.ScrollRequest(
@@ -418,6 +433,7 @@ class EdgeStore:
         shard = self._shard()
         edge_files.require_room(self.folder.path, edge_files.room_needed(len(items)))
         self.written = self.written or bool(items)
+        self._scanned = None
         for start in range(0, len(items), 512):
             self._engine(shard.update, qe.UpdateOperation.upsert_points([
                 qe.Point(pid, {DENSE_VECTOR: list(dense),
@@ -430,6 +446,7 @@ class EdgeStore:
         if point_ids:
             edge_files.require_room(self.folder.path)
         self.written = self.written or bool(point_ids)
+        self._scanned = None
         for start in range(0, len(point_ids), 4096):
             self._engine(shard.update,
                          qe.UpdateOperation.delete_points(list(point_ids[start : start + 4096])))
@@ -453,9 +470,15 @@ class EdgeStore:
 
     def index_status(self) -> dict:
         """The collection's metadata plus its point count (GET /health); raises Unreadable
-        when a part of it is damaged."""
+        when a part of it is damaged. Every part is read (verify) the first time and again
+        only when a file's size or time changed since, so a reader's health check stays cheap
+        however large the book."""
         meta = self.collection_meta()
-        self.verify()
+        files = edge_files.file_stamps(self._dir)
+        if files != self._verified:  # read whole the first time and after any change
+            self.verify()
+            self._scanned = None  # no sync follows
+            self._verified = files
         return {**meta, "points": self.count()}
 
     # --- query ------------------------------------------------------------------------------

@@ -83,6 +83,62 @@ def test_sync_operations_round_trip(tmp_path):
     reopened.close()
 
 
+def test_a_sync_reads_the_payloads_once_and_health_again_only_after_a_change(tmp_path,
+                                                                             monkeypatch):
+    """The integrity check's scan is the sync's read of every payload; GET /health reads the
+    whole index the first time and again only when a file changed (it was every call)."""
+    from functions.search import edge_files
+    from indexer.chunker import ChunkOptions
+    from indexer.model import SiteSettings
+    from indexer.sync import sync_docs
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("gears", "cams"):
+        (docs / f"{name}.md").write_text(f"# {name}\n\n## About {name}\n\n{DOC}")
+    store, embedder = open_edge(tmp_path / "q"), FakeEmbedder()
+    scans: list[tuple] = []  # whole reads of every point's payload (no doc filter)
+    whole = EdgeStore._scroll
+
+    def counted(self, fields, doc_paths=None):
+        if doc_paths is None:
+            scans.append(tuple(fields))
+        return whole(self, fields, doc_paths)
+
+    monkeypatch.setattr(EdgeStore, "_scroll", counted)
+    try:
+        def sync():
+            return sync_docs(docs, SiteSettings(), ChunkOptions(), store, embedder)
+
+        sync()  # a new collection: nothing to read
+        store.mark_synced("2026-01-02T03:04:05+00:00")
+        scans.clear()
+        again = sync()
+        assert again.unchanged == again.chunks > 0 and again.embedded == 0
+        assert len(scans) == 1, scans  # was 2: the check's scan, then the sync's own
+        scans.clear()
+        points = store.index_status()["points"]
+        assert points == again.chunks and len(scans) == 1
+        for _ in range(3):
+            assert store.index_status()["points"] == points
+        assert len(scans) == 1, scans  # nothing changed: the files' sizes and times say so
+        (docs / "cams.md").write_text("# cams\n\n## Cam followers\n\n" + DOC)
+        assert sync().embedded > 0
+        store.mark_synced("2026-01-02T03:05:05+00:00")
+        scans.clear()
+        assert store.index_status()["points"] > 0 and len(scans) == 1  # changed: read again
+        [payload_file] = (tmp_path / "q" / "edge" / "t").glob("segments/*/payload_storage/page_0.dat")
+        with open(payload_file, "r+b") as fh:
+            fh.truncate(4096)
+        with pytest.raises(StoreUnavailableError, match="was cut short"):
+            store.index_status()
+        assert edge_files.damaged_file(tmp_path / "q" / "edge" / "t",
+                                       json.loads((tmp_path / "q" / "edge" / "t.json")
+                                                  .read_text())["files"]) is not None
+    finally:
+        store.close()
+
+
 def test_collection_store_shares_the_folder(tmp_path):
     store = open_edge(tmp_path / "q")
     try:
@@ -115,7 +171,12 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("QDRANT_URL", "QDRANT_COLLECTION", "OPENAI_API_KEY", "EMBEDDING_PROVIDER"):
         monkeypatch.delenv(name, raising=False)
     embedder = FakeEmbedder(384, model_name="all-MiniLM-L6-v2")
-    monkeypatch.setattr("functions.search.embeddings.factory.make_embedder", lambda *a, **k: embedder)
+    # where `index` calls it (imported first: a module imported while the factory is patched
+    # would keep the fake for every later test in this process)
+    import indexer.job  # noqa: F401
+
+    for where in ("functions.search.embeddings.factory", "indexer.job"):
+        monkeypatch.setattr(f"{where}.make_embedder", lambda *a, **k: embedder)
     return _docs(tmp_path), tmp_path / "qdrant", embedder
 
 
