@@ -9,6 +9,7 @@ README's local path runs for real in tests/test_local_path.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -51,6 +52,9 @@ class Walkthrough:
         self.venv: Path | None = None
         self.installed: set[str] = set()
         self.deployed: tuple[str, str] | None = None  # (stage, region)
+        self.packed: set[Path] = set()  # the plugin's tarballs `npm pack` wrote
+        self.plugin: set[Path] = set()  # sites the plugin is installed in
+        self.built: set[Path] = set()  # sites built (build/ and .textbook-chat/manifest.json)
         self.done: list[str] = []
 
     def expand(self, word: str) -> str:
@@ -84,7 +88,9 @@ class Walkthrough:
                 done = subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q",
                                        *args[1:]], cwd=where, capture_output=True, text=True)
                 assert done.returncode == 0, f"`git {' '.join(args)}` in a clone: {done.stderr}"
-            elif args[0] != "add":
+            elif args[0] == "add":
+                assert (where / args[1]).resolve() in self.packed, f"git add {args[1]}: not packed"
+            else:
                 raise AssertionError(f"git {args[0]}: not expected in docs/deploying.md")
         elif program == "cd":
             target = (self.cwd / args[0]).resolve()
@@ -109,10 +115,21 @@ class Walkthrough:
             if args[0] == "ci":
                 assert (self.cwd / "package-lock.json").is_file(), f"npm ci in {self.cwd}"
                 self.npm_ci.add(self.cwd)
-            elif args[0] == "pack":
-                assert (self.cwd / args[1] / "package.json").is_file(), f"npm pack {args[1]}"
+            elif args[0] == "pack":  # writes NAME-VERSION.tgz of the clone's checkout
+                package = json.loads((self.cwd / args[1] / "package.json").read_text())
+                into = self.cwd / args[args.index("--pack-destination") + 1]
+                self.packed.add((into / f"{package['name']}-{package['version']}.tgz").resolve())
+            elif args[0] == "install":
+                tarball = (self.cwd / args[1]).resolve()
+                assert tarball in self.packed, f"npm install {args[1]}: `npm pack` wrote " \
+                    f"{sorted(p.name for p in self.packed)}"
+                self.plugin.add(self.cwd)
             else:
-                assert args[0] in ("install", "run"), args
+                assert args[:2] == ["run", "build"], args
+                assert self.cwd in self.plugin, "the site built before the plugin is installed"
+                assert env.get("TEXTBOOK_CHAT_API_URL") and self.deployed, (
+                    "the site built without the deployed API's URL (TEXTBOOK_CHAT_API_URL)")
+                self.built.add(self.cwd)
         elif program == "npx":
             assert args[:2] == ["serverless", "deploy"], args
             assert self.cwd in self.npm_ci, "npx serverless before `npm ci` in the clone"
@@ -142,6 +159,9 @@ class Walkthrough:
             from textbook_chat_cli.main import build_parser
 
             parsed = build_parser().parse_args(args)  # flags the command really takes
+            if getattr(parsed, "build_dir", None) or getattr(parsed, "manifest", None):
+                assert self.cwd in self.built, (  # the build writes both
+                    f"`textbook-chat {args[0]}` reads the site's build before the site is built")
             if args[0] == "api-url":
                 assert self.deployed == (parsed.stage, self.env.get("AWS_REGION")), (
                     f"api-url asks stage {parsed.stage} in {self.env.get('AWS_REGION')}; "
@@ -164,7 +184,7 @@ def test_deploying_runs_top_to_bottom_on_an_empty_account(tmp_path):
     assert shell.deployed == ("prod", "eu-west-1")
     done = " ; ".join(shell.done)
     for step in ("git clone", "npm ci", "npx serverless deploy", "textbook-chat api-url",
-                 "textbook-chat release switch"):
+                 "npm run build", "textbook-chat check", "textbook-chat release switch"):
         assert step in done, step
     # every stage and SSM name the page shows is the deployed stage's
     text = DEPLOYING.read_text(encoding="utf-8")
@@ -184,7 +204,10 @@ def test_the_walkthrough_catches_a_command_before_what_it_needs(tmp_path):
     for broken, message in (
             (lines[:deploy] + [lines[api_url]], "before it is installed"),
             ([line for line in lines[:deploy + 1] if "BUDGET_EMAIL" not in line],
-             "before its settings were written")):
+             "before its settings were written"),
+            ([line for line in lines if "npm run build" not in line], "before the site is built"),
+            ([line.replace("0.2.0.tgz", "0.1.0.tgz") if line.startswith("npm install") else line
+              for line in lines], "`npm pack` wrote")):
         book = tmp_path / f"case{len(message)}" / "my-book"
         (book / "docs").mkdir(parents=True)
         shell = Walkthrough(book)
