@@ -43,6 +43,19 @@ class Deadline:
 
 
 _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("deadline", default=None)
+_UNHURRIED: contextvars.ContextVar[bool] = contextvars.ContextVar("unhurried", default=False)
+
+
+@contextmanager
+def unhurried() -> Iterator[None]:
+    """No request deadline inside: a command someone runs at a terminal (`ask`, `demo`, `eval`)
+    waits for its answer however loaded the machine is, where a served request would answer
+    busy (a reader's browser gives up at 30 s; a person at a terminal does not)."""
+    token = _UNHURRIED.set(True)
+    try:
+        yield
+    finally:
+        _UNHURRIED.reset(token)
 
 
 def request_seconds(lambda_context=None) -> float:
@@ -67,6 +80,9 @@ def time_left(default: float) -> float:
 def within(deadline: Deadline | float, reserve: float = 0.0) -> Iterator[Deadline]:
     """Run a block under `deadline` (or a sub-deadline of `seconds`, never past the enclosing
     one), keeping `reserve` seconds back for what comes after the block."""
+    if _UNHURRIED.get():  # as outside any request: nothing is bounded
+        yield Deadline(float("inf"))
+        return
     outer = _CURRENT.get()
     if not isinstance(deadline, Deadline):
         deadline = Deadline(deadline)

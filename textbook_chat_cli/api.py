@@ -205,7 +205,10 @@ def ask(question: Question, as_json: bool = False, handler=None, explain: bool =
                 handler, deps = _handler(function, stack)
             if "LOG_LEVEL" not in os.environ:  # one human line, not the JSON request log (after
                 configure_logging(logging.ERROR)  # the app is built: create_app sets LOG_LEVEL's)
-            response = handler(api_gateway_event(f"/{function}", body), None)
+            from functions.deadline import unhurried
+
+            with unhurried():  # the author at a terminal waits; a served reader is told busy
+                response = handler(api_gateway_event(f"/{function}", body), None)
         why = explain_decision(body, deps) if explain and function == "chat" and deps else []
     data = json.loads(response.get("body") or "{}")
     lost = None

@@ -65,6 +65,7 @@ def ask_all(
     """One Outcome per question, answered by answer_chat exactly as POST /chat would."""
     from functions.answers.chat import answer_chat
     from functions.answers.requests import ChatRequest, Turn
+    from functions.deadline import unhurried
 
     retriever = RecordingRetriever(deps.retriever)
     llm, settings = deps.chat_model, deps.settings
@@ -72,11 +73,12 @@ def ask_all(
     for q in questions:
         retriever.last = None
         start = clock()
-        result = answer_chat(
-            ChatRequest(question=q.question, mode=mode,
-                        history=tuple(Turn(t["role"], t["content"]) for t in q.history)),
-            retriever, llm, deps.spend_cap, settings, deps.paid,
-        )
+        with unhurried():  # the answers, not the machine's speed: never "busy" under load
+            result = answer_chat(
+                ChatRequest(question=q.question, mode=mode,
+                            history=tuple(Turn(t["role"], t["content"]) for t in q.history)),
+                retriever, llm, deps.spend_cap, settings, deps.paid,
+            )
         elapsed = (clock() - start) * 1000.0
         ranking = retriever.ranking()
         outcomes.append(

@@ -153,3 +153,27 @@ def test_a_reply_from_qdrant_that_is_not_json_is_a_503(make_deps):
             assert "QDRANT_URL" in body["error"]["message"] and url not in response["body"]
     finally:
         server.shutdown()
+
+
+def test_a_command_at_a_terminal_is_never_busy_however_slow_the_machine():
+    """`ask`, `demo` and `eval` run unhurried: a request deadline that has already passed (a
+    loaded machine) bounds nothing there, where a served request stops with Busy."""
+    from functions.deadline import (
+        REWRITE_SECONDS,
+        current_deadline,
+        on_time,
+        time_left,
+        unhurried,
+        within,
+    )
+    from functions.errors import Busy
+
+    with within(0.0):
+        with pytest.raises(Busy):
+            on_time()
+    with unhurried(), within(0.0), within(REWRITE_SECONDS):
+        on_time()  # no Busy
+        assert current_deadline() is None and time_left(4.0) == 4.0
+    with within(0.0):  # and it ends with its block
+        with pytest.raises(Busy):
+            on_time()
