@@ -16,7 +16,7 @@ The zip for this machine and Lambda's Python 3.12, from a copy of the checkout (
 
 PY312 is a Python 3.12 with pip (e.g. ~/.pyenv/versions/3.12.1/bin/python3.12): pip fetches
 the 3.12 manylinux wheels whatever Python runs it, and only with pythonBin of that version does
-the package carry compiled .pyc (scripts/serverless-pyc.js), as the deployed one does. Then
+the package carry compiled .pyc (scripts/serverless-zip.js), as the deployed one does. Then
 `--offline-zip .serverless/chat.zip --python PY312`.
 
 For `chat`, `selection` and the naive baseline (benchmarks/naive_handler.py: fastapi + openai +

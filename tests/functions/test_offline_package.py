@@ -142,7 +142,7 @@ def test_the_zip_holds_the_model_and_its_numpy_runtime_within_lambdas_limit(offl
     assert not tops & {"torch", "sentence_transformers", "transformers", "huggingface_hub",
                        "onnxruntime", "openvino", "qdrant_client", "openai", "scipy"}
     assert sum(i.file_size for i in infos) < LAMBDA_UNZIPPED_LIMIT
-    # Bytecode compiled at package time for the functions' Python (scripts/serverless-pyc.js):
+    # Bytecode compiled at package time for the functions' Python (scripts/serverless-zip.js):
     # hash-based and unchecked, since every file in the zip gets one fixed date.
     # So are the project's own functions/ and the top-level modules the requirements plugin
     # injects without their __pycache__, inside the zip (never in the source tree).
@@ -189,7 +189,7 @@ def test_the_unzipped_handler_answers_a_sample_question_with_its_citation(unzipp
 
 def test_the_selection_zip_holds_no_model_and_answers_with_no_qdrant_setting(
         offline_package, unzipped_selection, tmp_path):
-    """`selection`'s own zip (scripts/serverless-leave-out.js) and its own environment as the
+    """`selection`'s own zip (scripts/serverless-zip.js) and its own environment as the
     template sets it: no Qdrant URL or key name, no embedding model, and still it answers."""
     infos = zipfile.ZipFile(offline_package / "selection.zip").infolist()
     tops = {i.filename.split("/", 1)[0] for i in infos}
