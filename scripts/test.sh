@@ -49,10 +49,13 @@ if command -v npm >/dev/null 2>&1; then
     (cd site-plugin && npm ci --no-audit --no-fund --loglevel=error && npm test)
   fi
 fi
-# One pytest worker per core (pytest-xdist; tests/workers.py keeps a file's tests together and the
-# Docusaurus site's tests on one worker). TEXTBOOK_CHAT_TEST_WORKERS=1 runs in one process; a -n of
-# your own (after the script's name) wins too.
-workers="${TEXTBOOK_CHAT_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+# One pytest worker per core and one more (pytest-xdist; tests/workers.py keeps a file's tests
+# together and the Docusaurus site's tests on one worker, which mostly waits on Chromium and the
+# page's own timers: the extra worker uses that time). TEXTBOOK_CHAT_TEST_WORKERS=1 runs in one
+# process; a -n of your own (after the script's name) wins too.
+cores="$(nproc 2>/dev/null || echo 1)"
+if [ "$cores" -gt 1 ] 2>/dev/null; then cores=$((cores + 1)); fi
+workers="${TEXTBOOK_CHAT_TEST_WORKERS:-$cores}"
 parallel=()
 if [ "$workers" -gt 1 ] 2>/dev/null; then
   parallel=(-n "$workers")

@@ -149,6 +149,15 @@ def build_sample_site(api_url: str) -> BuiltSite:
     return BuiltSite(site, site / "build", site / ".textbook-chat" / "manifest.json", api_url, timings)
 
 
+def indexer_code_hash() -> str:
+    """The Python the plugin's indexer run executes (textbook_chat_cli and what it imports)."""
+    digest = hashlib.sha256()
+    for package in ("textbook_chat_cli", "indexer", "functions"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
@@ -304,8 +313,11 @@ def build_versioned_site(sample: BuiltSite) -> BuiltSite:
     site = sample.site_dir / VERSIONED_DIR
     stamps = sample.site_dir / ".stamps"
     recipe = json.dumps([VERSION, LOCALE, RTL_LOCALE, VERSIONED_TAIL, INDEXER_WRAPPER, NEXT_EDITS,
-                         NEW_PAGE, TRANSLATION, URDU_KEPT_FROM, sys.executable])
-    key = tree_hash(SAMPLE, URDU, extra=recipe + _read(stamps / "build") + _read(stamps / "plugin"))
+                         NEW_PAGE, TRANSLATION, URDU_KEPT_FROM, sys.version])
+    # The build runs the indexer (INDEXER_WRAPPER): its code is an input, wherever it is checked
+    # out (a fresh clone reuses a build made from the same code).
+    key = tree_hash(SAMPLE, URDU, extra=recipe + _read(stamps / "build") + _read(stamps / "plugin")
+                    + indexer_code_hash())
     own = site / ".stamp"
     if _stamp_ok(own, key) and (site / "build" / RTL_LOCALE / "index.html").is_file():
         return BuiltSite(site, site / "build", site / ".textbook-chat" / "manifest.json", "", {})
