@@ -60,6 +60,13 @@ class _Scopes:
         return _Scheduler(config, log)
 
 
+# Files whose tests share no module fixture and each cost minutes: a scope per test, so they
+# can run side by side.
+PER_TEST = ("tests/test_corpora_benchmark.py",)
+
+
 def scope(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
-    return SITE_GROUP if path.startswith(E2E_PREFIX) else path
+    if path.startswith(E2E_PREFIX):
+        return SITE_GROUP
+    return nodeid if path in PER_TEST else path
