@@ -71,7 +71,15 @@ class Book:
                KILL_AT: step, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
         proc = subprocess.run([sys.executable, "-m", "textbook_chat_cli", "release", *args],
                               env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == -signal.SIGKILL, proc.stderr  # it died at the step
+        # it died at the step (if not: what the server held, to tell why it never got there)
+        assert proc.returncode == -signal.SIGKILL, (proc.stderr, self.server_state())
+
+    def server_state(self) -> dict:
+        """The aliases and each collection's metadata and point count, as the server holds them."""
+        return {"aliases": {a.alias_name: a.collection_name for a in self.client.get_aliases().aliases},
+                "collections": {c.name: (self.client.get_collection(c.name).config.metadata,
+                                         self.client.count(c.name, exact=True).count)
+                                for c in self.client.get_collections().collections}}
 
     def readers(self) -> int:
         """The points a reader's query sees: through the alias, as the API asks."""
