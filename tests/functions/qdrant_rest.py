@@ -132,7 +132,7 @@ def _reads(method: str, path: str) -> bool:
 @contextmanager
 def qdrant_rest(client, read_only_key: str | None = None, routes: list | None = None
                 ) -> Iterator[tuple[str, list[dict]]]:
-    """Yields (base url, requests seen: {method, path, api-key, body}). read_only_key: a
+    """Yields (base url, requests seen: {method, path, api-key, body, status}). read_only_key: a
     request with that `api-key` that would write is refused with 403, as Qdrant does.
     routes: (method, path pattern, handler(name, body) -> result) served instead of the
     local-mode client's (benchmarks/bench_lambda_scale.py serves Qdrant's engine with them)."""
@@ -142,6 +142,8 @@ def qdrant_rest(client, read_only_key: str | None = None, routes: list | None = 
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, data: dict) -> None:
+            if getattr(self, "entry", None) is not None:
+                self.entry["status"] = status
             raw = json.dumps(data).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -155,8 +157,9 @@ def qdrant_rest(client, read_only_key: str | None = None, routes: list | None = 
                 return self._send(200, {"title": "qdrant stand-in", "version": VERSION})
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length)) if length else None
-            seen.append({"method": self.command, "path": self.path, "body": body,
-                         "api-key": self.headers.get("api-key")})
+            self.entry = {"method": self.command, "path": self.path, "body": body,
+                          "api-key": self.headers.get("api-key")}
+            seen.append(self.entry)
             if read_only_key and self.headers.get("api-key") == read_only_key \
                     and not _reads(self.command, path):
                 return self._send(403, {"status": {"error": "Forbidden: read-only api key"}})

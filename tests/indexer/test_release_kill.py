@@ -40,7 +40,7 @@ def write_book(docs: Path, pages: int, sections: int, edition: str) -> None:
 @pytest.fixture
 def book(tmp_path, monkeypatch, fake_openai):
     client = QdrantClient(":memory:")
-    with qdrant_rest(client) as (url, _seen):
+    with qdrant_rest(client) as (url, seen):
         env = {"QDRANT_URL": url, "QDRANT_COLLECTION": "book", "OPENAI_API_KEY": "test-key",
                "OPENAI_BASE_URL": fake_openai.base_url, "EMBEDDING_PROVIDER": "openai",
                "CHAT_PROVIDER": "extractive"}
@@ -49,13 +49,13 @@ def book(tmp_path, monkeypatch, fake_openai):
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         monkeypatch.chdir(tmp_path)
-        yield Book(tmp_path / "docs", client, env)
+        yield Book(tmp_path / "docs", client, env, seen)
     client.close()
 
 
 class Book:
-    def __init__(self, docs: Path, client, env: dict):
-        self.docs, self.client, self.env = docs, client, env
+    def __init__(self, docs: Path, client, env: dict, seen: list[dict]):
+        self.docs, self.client, self.env, self.seen = docs, client, env, seen
 
     def edition(self, name: str, pages: int) -> int:
         """Write this edition of the book; its dry-run chunk count (the reference)."""
@@ -69,10 +69,14 @@ class Book:
     def killed(self, step: str, *args: str) -> None:
         env = {**{k: v for k, v in os.environ.items() if k not in self.env}, **self.env,
                KILL_AT: step, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        before = len(self.seen)
         proc = subprocess.run([sys.executable, "-m", "textbook_chat_cli", "release", *args],
                               env=env, capture_output=True, text=True, timeout=300)
-        # it died at the step (if not: what the server held, to tell why it never got there)
-        assert proc.returncode == -signal.SIGKILL, (proc.stderr, self.server_state())
+        # it died at the step (if not: its output, what it asked of the server and what the
+        # server held, in full: a str message is not shortened by pytest)
+        assert proc.returncode == -signal.SIGKILL, (
+            f"exit {proc.returncode}\nstderr:\n{proc.stderr}\nstdout:\n{proc.stdout}\n"
+            f"requests:\n{self.requests(before)}\nserver:\n{self.server_state()}")
 
     def server_state(self) -> dict:
         """The aliases and each collection's metadata and point count, as the server holds them."""
@@ -80,6 +84,11 @@ class Book:
                 "collections": {c.name: (self.client.get_collection(c.name).config.metadata,
                                          self.client.count(c.name, exact=True).count)
                                 for c in self.client.get_collections().collections}}
+
+    def requests(self, since: int) -> str:
+        """The requests the server answered since `since`, one line each (bodies shortened)."""
+        return "\n".join(f"{r['method']} {r['path']} -> {r.get('status')} {str(r['body'])[:160]}"
+                         for r in self.seen[since:])
 
     def readers(self) -> int:
         """The points a reader's query sees: through the alias, as the API asks."""
