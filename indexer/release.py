@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -152,14 +152,15 @@ def _drop(store, name: str) -> None:
     _server(store).collection_store(name).drop()
 
 
-def stage(store, embedder, index, now: datetime | None = None,
-          fresh: bool = False) -> tuple[str, object]:
+def stage(store, embedder, index, now: datetime | None = None, fresh: bool = False,
+          say: Callable[[str], None] | None = None) -> tuple[str, object]:
     """Build the next release beside the live one; returns (its collection name, sync summary).
 
     `index(staged_store)` runs the sync (indexer.job.index_docs with that store). The release
     starts as a copy of the live one, so the sync refuses docs of another book (AnotherBook,
     naming the alias); `fresh` starts it empty instead (`release stage --recreate`). Marked
-    complete by its last write; until then every command treats it as incomplete.
+    complete by its last write; until then every command treats it as incomplete. `say` gets one
+    line on what the release starts from (the live one's points, or nothing, and why).
     """
     _check_alias(store.collection)
     state = releases(store)
@@ -168,11 +169,9 @@ def stage(store, embedder, index, now: datetime | None = None,
     target.ensure_collection(embedder.model_name, embedder.dimension)
     checkpoint("stage-created")
     _mark(store, name, **{META_STAGING: _now()})
-    if state.live and not fresh:
-        live = store.collection_store(state.live)
-        meta = live.collection_meta()
-        if meta.get(META_MODEL) == embedder.model_name:
-            _copy_points(store, state.live, name)
+    seeded = _seed(store, state.live, name, embedder.model_name, fresh)
+    if say:
+        say(seeded)
     checkpoint("stage-seeded")
     try:
         summary = index(target)
@@ -194,6 +193,22 @@ def stage(store, embedder, index, now: datetime | None = None,
         raise
     checkpoint("stage-complete")
     return name, summary
+
+
+def _seed(store, live: str | None, name: str, model: str, fresh: bool) -> str:
+    """Copy the live release's points into `name` when they are of `model`; what was done, in a
+    line for the author (a release started empty embeds every chunk: the line says why)."""
+    if live is None:
+        return "No release is live yet: this one starts empty (every chunk is embedded)."
+    if fresh:
+        return f"--recreate: this release starts empty; readers stay on {live} until the switch."
+    built = store.collection_store(live).collection_meta().get(META_MODEL)
+    if built != model:
+        return (f"The live release {live} was built with {built!r}, not {model!r}: this one "
+                "starts empty (every chunk is embedded with the new model).")
+    copied = _copy_points(store, live, name)
+    return (f"Copied the live release {live} ({copied} points): only the text that changed is "
+            "embedded.")
 
 
 def _gone(store, name: str) -> bool | None:

@@ -70,7 +70,7 @@ def run_step(args, settings: Settings, store) -> int:
         name, summary = release.stage(
             store, embedder, lambda target: index_docs(job, settings, embedder, target, say=_say,
                                                        prune=args.prune),
-            fresh=args.recreate)
+            fresh=args.recreate, say=_say)
         with contextlib.redirect_stdout(sys.stderr):
             print_summary(summary)
         _github_output(collection=name)

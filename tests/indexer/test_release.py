@@ -336,3 +336,30 @@ def test_a_stage_whose_release_is_discarded_meanwhile_says_so(server):
                                           r"stay on book--"):
         release.stage(store, FakeEmbedder(), raced, now=T0 + timedelta(minutes=1))
     assert release.releases(store).names == [first]
+
+
+def test_stage_says_what_the_release_starts_from(server):
+    """The author's line before the sync: the live release's points copied (how many), or
+    empty and why (nothing live, --recreate, another model: every chunk is then embedded)."""
+    docs, store = server
+    said: list[str] = []
+
+    def stage(embedder, minutes, fresh=False):
+        name, summary = release.stage(store, embedder, _index(docs, embedder), fresh=fresh,
+                                      now=T0 + timedelta(minutes=minutes), say=said.append)
+        return name, summary
+
+    first, summary = stage(FakeEmbedder(), 0)
+    assert said[-1].startswith("No release is live yet: this one starts empty")
+    release.switch(store, first)
+    second, again = stage(FakeEmbedder(), 1)
+    assert said[-1].startswith(f"Copied the live release {first} ({summary.chunks} points)")
+    assert again.embedded == 0
+    stage(FakeEmbedder(), 2, fresh=True)
+    assert said[-1].startswith(f"--recreate: this release starts empty; readers stay on {first}")
+    _, other = stage(FakeEmbedder(model_name="fake-embedder-2"), 3)
+    assert said[-1] == (f"The live release {first} was built with 'fake-embedder', not "
+                        "'fake-embedder-2': this one starts empty (every chunk is embedded with "
+                        "the new model).")
+    assert other.embedded == other.chunks == summary.chunks
+    assert len(said) == 4
