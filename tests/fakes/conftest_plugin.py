@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.fakes.embedder import FakeEmbedder
@@ -38,3 +40,56 @@ def fake_openai_env(monkeypatch, fake_openai):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("CHAT_PROVIDER", "extractive")
     return fake_openai
+
+
+# The packages whose modules may hold the embedder factory under their own name (`from
+# functions.search.embeddings.factory import make_embedder`): a test's fake must never stay there.
+OURS = ("functions", "indexer", "textbook_chat_cli", "benchmarks")
+
+
+def _holders() -> list:
+    """Every loaded module of ours that holds a `make_embedder` of its own name."""
+    return [m for name, m in list(sys.modules.items())
+            if name.split(".")[0] in OURS and callable(getattr(m, "make_embedder", None))]
+
+
+def patch_embedder(monkeypatch, embedder) -> None:
+    """Every command builds `embedder` (a fake) for the rest of the test, and nothing keeps it
+    after: the CLI's modules are imported first, then each one's own `make_embedder` is patched
+    with the factory's. (Patching the factory alone is not enough: a module first imported while
+    it is patched would keep the fake for every later test in this worker, e.g. `release stage`
+    indexing a release with a fake model that a real command then refuses to copy.)"""
+    from functions.search.embeddings import factory
+    from textbook_chat_cli.main import build_parser
+
+    build_parser()  # imports every command's module
+    import indexer.evaluate.runner  # noqa: F401  (eval's, loaded when a command asks)
+
+    def fake(*_args, **_kwargs):
+        return embedder
+
+    real = factory.make_embedder
+    for module in _holders():  # the factory too: functions.api.deps reads it at call time
+        if module.make_embedder is real:
+            monkeypatch.setattr(module, "make_embedder", fake)
+
+
+def left_behind() -> list[str]:
+    """The modules of ours that hold a replaced `make_embedder` (none once every patch is undone)."""
+    factory = sys.modules.get("functions.search.embeddings.factory")
+    if factory is None:
+        return []
+    real = factory.make_embedder
+    return sorted(m.__name__ for m in _holders() if m.make_embedder is not real
+                  and getattr(m.make_embedder, "__module__", "") != m.__name__)
+
+
+@pytest.fixture(autouse=True)
+def _no_fake_embedder_left_behind():
+    """After each test (its monkeypatch undone): no module of ours still holds a replaced
+    `make_embedder`; the test that left one fails, not a later test in the same worker."""
+    yield
+    left = left_behind()
+    assert not left, (f"{', '.join(left)} kept a replaced make_embedder after this test: patch "
+                      "it with tests.fakes.conftest_plugin.patch_embedder (the modules are "
+                      "imported before the patch)")

@@ -20,6 +20,7 @@ from functions.search.edge_store import EdgeStore, has_index
 from functions.search.sparse import encode_document, encode_query
 from functions.search.store import QdrantStore
 from functions.settings import Settings
+from tests.fakes.conftest_plugin import patch_embedder
 from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
 from tests.functions.conftest import DIM
 from textbook_chat_cli.main import main
@@ -171,12 +172,7 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("QDRANT_URL", "QDRANT_COLLECTION", "OPENAI_API_KEY", "EMBEDDING_PROVIDER"):
         monkeypatch.delenv(name, raising=False)
     embedder = FakeEmbedder(384, model_name="all-MiniLM-L6-v2")
-    # where `index` calls it (imported first: a module imported while the factory is patched
-    # would keep the fake for every later test in this process)
-    import indexer.job  # noqa: F401
-
-    for where in ("functions.search.embeddings.factory", "indexer.job"):
-        monkeypatch.setattr(f"{where}.make_embedder", lambda *a, **k: embedder)
+    patch_embedder(monkeypatch, embedder)
     return _docs(tmp_path), tmp_path / "qdrant", embedder
 
 
