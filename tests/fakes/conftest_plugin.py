@@ -42,15 +42,19 @@ def fake_openai_env(monkeypatch, fake_openai):
     return fake_openai
 
 
-# The packages whose modules may hold the embedder factory under their own name (`from
-# functions.search.embeddings.factory import make_embedder`): a test's fake must never stay there.
+# What modules of ours import by name from where it is defined (`from functions.deadline import
+# REQUEST_SECONDS`): a test that patches the source and then imports a module for the first time
+# leaves the patched value in that module for every later test in its worker (a 3 s request
+# deadline, a fake embedder), where the next test to use it fails for no reason of its own.
 OURS = ("functions", "indexer", "textbook_chat_cli", "benchmarks")
+BY_NAME = {"make_embedder": "functions.search.embeddings.factory",
+           "REQUEST_SECONDS": "functions.deadline", "REWRITE_SECONDS": "functions.deadline"}
 
 
-def _holders() -> list:
-    """Every loaded module of ours that holds a `make_embedder` of its own name."""
-    return [m for name, m in list(sys.modules.items())
-            if name.split(".")[0] in OURS and callable(getattr(m, "make_embedder", None))]
+def _holders(name: str) -> list:
+    """Every loaded module of ours that holds `name` (the module defining it included)."""
+    return [m for key, m in list(sys.modules.items())
+            if key.split(".")[0] in OURS and hasattr(m, name)]
 
 
 def patch_embedder(monkeypatch, embedder) -> None:
@@ -69,27 +73,31 @@ def patch_embedder(monkeypatch, embedder) -> None:
         return embedder
 
     real = factory.make_embedder
-    for module in _holders():  # the factory too: functions.api.deps reads it at call time
+    for module in _holders("make_embedder"):  # the factory too: functions.api.deps reads it
         if module.make_embedder is real:
             monkeypatch.setattr(module, "make_embedder", fake)
 
 
 def left_behind() -> list[str]:
-    """The modules of ours that hold a replaced `make_embedder` (none once every patch is undone)."""
-    factory = sys.modules.get("functions.search.embeddings.factory")
-    if factory is None:
-        return []
-    real = factory.make_embedder
-    return sorted(m.__name__ for m in _holders() if m.make_embedder is not real
-                  and getattr(m.make_embedder, "__module__", "") != m.__name__)
+    """`module.NAME` for each module of ours whose NAME (of BY_NAME) is no longer its source's:
+    none once every patch is undone."""
+    left = []
+    for name, source in BY_NAME.items():
+        home = sys.modules.get(source)
+        if home is None:
+            continue
+        real = getattr(home, name)
+        left += [f"{m.__name__}.{name}" for m in _holders(name)
+                 if getattr(m, name) is not real and getattr(m, name) != real]
+    return sorted(left)
 
 
 @pytest.fixture(autouse=True)
-def _no_fake_embedder_left_behind():
-    """After each test (its monkeypatch undone): no module of ours still holds a replaced
-    `make_embedder`; the test that left one fails, not a later test in the same worker."""
+def _nothing_patched_left_behind():
+    """After each test (its monkeypatch undone): no module of ours still holds a patched value
+    of BY_NAME; the test that left one fails, not a later test in the same worker."""
     yield
     left = left_behind()
-    assert not left, (f"{', '.join(left)} kept a replaced make_embedder after this test: patch "
-                      "it with tests.fakes.conftest_plugin.patch_embedder (the modules are "
-                      "imported before the patch)")
+    assert not left, (f"{', '.join(left)}: still patched after this test. Import the module "
+                      "before patching its source, or for the embedder use "
+                      "tests.fakes.conftest_plugin.patch_embedder")

@@ -29,7 +29,20 @@ def test_a_fake_kept_by_a_module_is_named():
     real = release.make_embedder
     release.make_embedder = lambda *_a, **_k: None  # what the old fixture left behind
     try:
-        assert left_behind() == ["textbook_chat_cli.release"]
+        assert left_behind() == ["textbook_chat_cli.release.make_embedder"]
     finally:
         release.make_embedder = real
     assert left_behind() == []
+
+
+def test_a_constant_imported_while_its_source_was_patched_is_named():
+    import functions.answers.chat as answering
+    from functions import deadline
+
+    real = answering.REQUEST_SECONDS
+    answering.REQUEST_SECONDS = 3.0  # imported by name while deadline's was patched to 3 s
+    try:
+        assert left_behind() == ["functions.answers.chat.REQUEST_SECONDS"]
+    finally:
+        answering.REQUEST_SECONDS = real
+    assert left_behind() == [] and answering.REQUEST_SECONDS == deadline.REQUEST_SECONDS

@@ -118,10 +118,10 @@ def test_partial_coverage_rule_is_in_the_prompt():
 
 @pytest.mark.slow  # about 1 s or more (pytest --durations / --cpu-durations): the quick loop keeps under 90 s
 def test_hung_upstream_on_a_follow_up_ends_within_the_deadline(ask, fake_openai, monkeypatch):
+    import functions.answers.chat as answering  # before deadline's are patched: it imports them
+
     monkeypatch.setattr(deadline, "REQUEST_SECONDS", 3.0)
     monkeypatch.setattr(deadline, "REWRITE_SECONDS", 1.0)
-    import functions.answers.chat as answering
-
     monkeypatch.setattr(answering, "REQUEST_SECONDS", 3.0)
     monkeypatch.setattr(answering, "REWRITE_SECONDS", 1.0)
     fake_openai.delay_next(30.0, times=10, endpoint="chat")
