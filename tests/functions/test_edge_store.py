@@ -20,7 +20,6 @@ from functions.search.edge_store import EdgeStore, has_index
 from functions.search.sparse import encode_document, encode_query
 from functions.search.store import QdrantStore
 from functions.settings import Settings
-from tests.fakes.conftest_plugin import patch_embedder
 from tests.fakes.embedder import ContentEmbedder, FakeEmbedder
 from tests.functions.conftest import DIM
 from textbook_chat_cli.main import main
@@ -172,7 +171,12 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("QDRANT_URL", "QDRANT_COLLECTION", "OPENAI_API_KEY", "EMBEDDING_PROVIDER"):
         monkeypatch.delenv(name, raising=False)
     embedder = FakeEmbedder(384, model_name="all-MiniLM-L6-v2")
-    patch_embedder(monkeypatch, embedder)
+    # only where `index` calls it (indexer.job.index_docs), never in the factory: a module first
+    # imported while the factory is patched (`main` imports every command's, e.g.
+    # textbook_chat_cli/release.py) keeps the fake for every later test in this process; a
+    # `release stage` there then built its live release with this model, and the next stage,
+    # in a subprocess with the real one, copied nothing (tests/leaks.py now says so at once)
+    monkeypatch.setattr("indexer.job.make_embedder", lambda *a, **k: embedder)
     return _docs(tmp_path), tmp_path / "qdrant", embedder
 
 
