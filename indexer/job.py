@@ -126,6 +126,14 @@ def resolve_job(docs_dir: Path, site_dir: Path | None = None, manifest: Path | N
     return IndexJob(docs_dir, site, chunking or ChunkOptions(), manifest, routes, site_url, book)
 
 
+def _after(done, tick):
+    """`tick`, ending the stage `done` first: its last line comes before the next stage's."""
+    def ticked(n: int) -> None:
+        done.finish()
+        tick(n)
+    return ticked
+
+
 def book_record(docs_dir: Path, site_dir: Path | None, title: str | None) -> dict:
     """The index's record of which book it holds: the site's title, the site folder's name and
     the docs folder in it (names, not paths: GET /health shows the record)."""
@@ -301,11 +309,11 @@ def index_docs(job: IndexJob, settings: Settings, embedder=None, store=None, rec
         found = sources(job.docs_dir, job.routes)  # the run's one walk of the docs
         with writing(settings), bar(len(found), "Reading", unit="file") as tick_file, bar(
             None, "Embedding", unit="chunk"
-        ) as tick_chunk:
+        ) as tick_chunk, bar(None, "Embedding quotable blocks", unit="block") as tick_block:
             summary = sync_docs(
                 job.docs_dir, job.site, job.chunking, store, embedder, routes=job.routes,
                 recreate=recreate, progress=lambda _: tick_file(1), embed_progress=tick_chunk,
-                found=found, prune=prune,
+                found=found, prune=prune, block_progress=_after(tick_chunk, tick_block),
             )
             # inside the fence: a reader's copy (local_index.readable) never sees half a sync
             store.mark_synced(datetime.now(UTC).isoformat(timespec="seconds"),

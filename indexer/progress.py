@@ -19,10 +19,23 @@ def bar(total: int | None, label: str, unit: str = "it", stream=None,
         from tqdm import tqdm
 
         with tqdm(total=total, desc=label, unit=unit, file=stream, leave=False) as t:
-            yield t.update
+            yield _Bar(t)
         return
     with StageLines(total, label, unit, stream, clock) as tick:
         yield tick
+
+
+class _Bar:
+    """tqdm's bar as a tick: called with a count; `finish()` ends it before its block does."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self, n: int = 1) -> None:
+        self.t.update(n)
+
+    def finish(self) -> None:
+        self.t.close()
 
 
 class StageLines:
@@ -46,12 +59,13 @@ class StageLines:
             self._say(f"started ({self.total} {self.unit}s)" if self.total else "started")
         self.done += n
         if self.total and self.done >= self.total:
-            self._finish(now)
+            self.finish(now)
         elif now - self.last >= LINE_EVERY:
             self.last = now
             self._say(f"{self._of()} {self.unit}s, {now - self.started:.0f} s")
 
-    def _finish(self, now: float | None = None) -> None:
+    def finish(self, now: float | None = None) -> None:
+        """The stage's last line (once): before its block ends when the next stage begins."""
         if self.started is not None and not self.finished:
             self.finished = True
             now = self.clock() if now is None else now
@@ -61,4 +75,4 @@ class StageLines:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._finish()
+        self.finish()

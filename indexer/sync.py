@@ -63,10 +63,12 @@ def sync_docs(
     embed_progress: Callable[[int], None] | None = None,
     found: Discovered | None = None,
     prune: bool = False,
+    block_progress: Callable[[int], None] | None = None,
 ) -> Summary:
     """The whole index job against one store: files already indexed unchanged are skipped.
     found: the run's discovery, when the caller already walked the docs (indexer.job);
-    prune: consent to delete a large share of the pages (sync_chunks)."""
+    prune: consent to delete a large share of the pages (sync_chunks); embed_progress and
+    block_progress: called with each batch's count of chunks and of quotable blocks embedded."""
     store.ensure_collection(embedder.model_name, embedder.dimension, recreate=recreate)
     stored = dict(store.scroll_payloads(_LIGHT_FIELDS))
     hashes: dict[str, set[str]] = {}
@@ -78,7 +80,7 @@ def sync_docs(
                          indexed=indexed, found=found)
     require_docs(built, docs_dir, with_manifest=routes is not None)  # before anything is deleted
     return sync_chunks(built, store, embedder, progress=embed_progress, stored=stored,
-                       prune=prune)
+                       prune=prune, block_progress=block_progress)
 
 
 def sync_chunks(
@@ -89,6 +91,7 @@ def sync_chunks(
     progress: Callable[[int], None] | None = None,
     stored: Mapping[int, dict] | None = None,
     prune: bool = False,
+    block_progress: Callable[[int], None] | None = None,
 ) -> Summary:
     """Write the built chunks to the store: reuse vectors by content hash, embed only new text,
     delete what is gone, keep the points of docs that failed or were not re-parsed. A store
@@ -112,7 +115,8 @@ def sync_chunks(
     kept = sum(1 for p in stored.values() if payload_doc_key(p) in unchanged)
     vectors = _vectors_for(plan, store, embedder, progress)
     known = store.block_vectors(set(plan.reuse_from.values())) if plan.reuse_from else {}
-    blocks = block_vectors([c.payload() for c in plan.reuse + plan.embed], embedder, known)
+    blocks = block_vectors([c.payload() for c in plan.reuse + plan.embed], embedder, known,
+                           progress=block_progress)
     items = [
         (c.point_id, {**c.payload(), **blocks[k]}, vectors[c.content_hash],
          encode_document(c.embed_text))
@@ -153,7 +157,8 @@ def _vectors_for(plan: SyncPlan, store, embedder: Embedder, progress) -> dict[st
 
 
 def block_vectors(payloads: list[dict], embedder,
-                  known: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
+                  known: Mapping[str, Sequence[float]] | None = None,
+                  progress: Callable[[int], None] | None = None) -> list[dict]:
     """For each payload, {BLOCK_VECTORS: ...}: its quotable blocks embedded, so an offline
     answer embeds only the question (~0.4 s of CPU less per question on 2 cores); a block whose
     key `known` holds (stored by the points whose text is reused) is not embedded again. {} with
@@ -170,6 +175,8 @@ def block_vectors(payloads: list[dict], embedder,
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start : start + EMBED_BATCH]
         vectors.update(zip(batch, embedder.embed_batch(batch), strict=True))
+        if progress:  # a stage of its own: about as long as the chunks' on a new book
+            progress(len(batch))
     return [{BLOCK_VECTORS: pack_block_vectors(ts, [vectors[t] for t in ts])} if ts else {}
             for ts in texts]
 

@@ -48,6 +48,30 @@ def test_progress_is_one_line_per_stage_off_a_terminal():
     assert out.getvalue() == ""  # nothing to embed: silent
 
 
+def test_an_index_run_says_each_stage_the_quotable_blocks_too(tmp_path, capsys):
+    """The blocks an offline answer quotes are embedded after the chunks (about as long again on
+    a new book): a stage of its own, so a log is never silent while they are."""
+    from functions.settings import Settings
+    from indexer.job import index_docs, resolve_job
+    from tests.fakes.embedder import FakeEmbedder
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "motors.md").write_text("# Motors\n\n## Torque\n\nTorque turns the shaft.\n\n"
+                                    "A gearbox trades speed for torque.\n\n## Speed\n\n"
+                                    "Speed is set by the voltage.\n", encoding="utf-8")
+    settings = Settings(qdrant_path=str(tmp_path / "q"), collection="t")
+    first = index_docs(resolve_job(docs), settings, embedder=FakeEmbedder(), say=lambda _: None)
+    lines = capsys.readouterr().err.splitlines()
+    stages = [line.split(",")[0].split(" (")[0] for line in lines]
+    assert stages == ["Reading: started", "Reading: done", "Embedding: started", "Embedding: done",
+                      "Embedding quotable blocks: started", "Embedding quotable blocks: done"], lines
+    blocks = [line for line in lines if line.startswith("Embedding quotable blocks: done, ")]
+    assert first.embedded > 0 and len(blocks) == 1 and " 0 blocks" not in blocks[0]
+    again = index_docs(resolve_job(docs), settings, embedder=FakeEmbedder(), say=lambda _: None)
+    assert again.embedded == 0 and "Embedding" not in capsys.readouterr().err  # nothing new
+
+
 @pytest.mark.slow  # over 1 s of CPU (pytest --cpu-durations): the quick loop keeps under 90 s
 def test_index_reads_the_config_beside_the_docs_and_says_so(tmp_path):
     site = tmp_path / "website"
